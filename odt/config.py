@@ -1,0 +1,331 @@
+"""Typed configuration for ODT and the paper's hyperparameter tables as presets.
+
+Sources (the paper's appendix C): Table C.1 (common pretraining values), Table C.2
+(per-dataset pretraining values), Table C.3 (common finetuning values) and Table C.4
+(per-dataset finetuning values). Two protocols exist in the paper:
+
+* ``offline``: pretrain for 1e5 updates with the offline tables; this is the
+  "ODT (offline)" column of Table 1.
+* ``online``: pretrain for a few thousand updates with the finetuning table's values, then
+  finetune online with 200k samples; this is the "ODT (0.2m)" column.
+
+Presets: ``paper`` is exactly the paper. ``cpu`` keeps the paper's structure (the same
+algorithm, ratios and schedules) at a size a 2-core CPU finishes; ``smoke`` runs in seconds
+and exists for tests. Results are always labelled with the preset they ran.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+PRESETS = ("paper", "cpu", "smoke")
+PROTOCOLS = ("offline", "online")
+
+
+class ConfigError(ValueError):
+    """A configuration value is unknown or out of range; the message names the field."""
+
+
+def _check(cond: bool, field_name: str, value: Any, rule: str) -> None:
+    if not cond:
+        raise ConfigError(f"{field_name}={value!r} is out of range: {rule}")
+
+
+@dataclass
+class ModelConfig:
+    embed_dim: int = 512
+    n_layers: int = 4
+    n_heads: int = 4
+    dropout: float = 0.1
+    activation: str = "relu"
+    context_len: int = 20  # K, the training context
+    eval_context_len: int = 5  # context used for rollouts (evaluation and exploration)
+    max_ep_len: int = 1000  # size of the timestep embedding table
+    positional_embedding: bool = False  # learned timestep embedding on/off
+    stochastic: bool = True  # False: DT's deterministic head with MSE loss
+    log_std_min: float = -5.0
+    log_std_max: float = 2.0
+
+    def validate(self) -> None:
+        for name in ("embed_dim", "n_layers", "n_heads", "context_len", "eval_context_len", "max_ep_len"):
+            _check(getattr(self, name) >= 1, f"model.{name}", getattr(self, name), ">= 1")
+        _check(self.embed_dim % self.n_heads == 0, "model.n_heads", self.n_heads, "must divide embed_dim")
+        _check(0.0 <= self.dropout < 1.0, "model.dropout", self.dropout, "in [0, 1)")
+        _check(self.activation in ("relu", "gelu", "tanh"), "model.activation", self.activation, "relu | gelu | tanh")
+        _check(self.eval_context_len <= self.context_len, "model.eval_context_len", self.eval_context_len, "<= context_len")
+        _check(self.log_std_min < self.log_std_max, "model.log_std_min", self.log_std_min, "< log_std_max")
+
+
+@dataclass
+class OptimConfig:
+    batch_size: int = 256
+    lr: float = 1e-4
+    weight_decay: float = 1e-3
+    warmup_steps: int = 10_000
+    grad_clip: float = 0.25
+    optimizer: str = "lamb"  # "adamw" for the DT baseline
+    lambda_lr: float = 1e-4  # Adam on log(lambda)
+    init_lambda: float = 0.1
+    target_entropy: float | None = None  # None: -dim(A)
+
+    def validate(self) -> None:
+        _check(self.batch_size >= 1, "optim.batch_size", self.batch_size, ">= 1")
+        _check(self.lr > 0, "optim.lr", self.lr, "> 0")
+        _check(self.weight_decay >= 0, "optim.weight_decay", self.weight_decay, ">= 0")
+        _check(self.warmup_steps >= 1, "optim.warmup_steps", self.warmup_steps, ">= 1")
+        _check(self.grad_clip > 0, "optim.grad_clip", self.grad_clip, "> 0")
+        _check(self.optimizer in ("lamb", "adamw"), "optim.optimizer", self.optimizer, "lamb | adamw")
+        _check(self.lambda_lr > 0, "optim.lambda_lr", self.lambda_lr, "> 0")
+        _check(self.init_lambda > 0, "optim.init_lambda", self.init_lambda, "> 0")
+
+
+@dataclass
+class OnlineConfig:
+    online_samples: int = 200_000  # environment steps of the online budget
+    updates_per_round: int = 300  # I in Algorithm 1
+    buffer_size: int = 1000  # trajectories in the replay buffer
+    g_online: float = 7200.0  # exploration RTG (raw return units)
+    exploration_rtg: str = "fixed"  # "fixed" | "curriculum"
+    curriculum_q: float = 50.0  # percentile of buffer returns for the curriculum
+    hindsight_relabel: bool = True
+    buffer_init: str = "top"  # "top" | "random"
+    sampling: str = "length"  # "length" | "return"
+    eval_every_rounds: int = 10
+
+    def validate(self) -> None:
+        _check(self.online_samples >= 0, "online.online_samples", self.online_samples, ">= 0")
+        _check(self.updates_per_round >= 1, "online.updates_per_round", self.updates_per_round, ">= 1")
+        _check(self.buffer_size >= 1, "online.buffer_size", self.buffer_size, ">= 1")
+        _check(self.exploration_rtg in ("fixed", "curriculum"), "online.exploration_rtg", self.exploration_rtg, "fixed | curriculum")
+        _check(0.0 <= self.curriculum_q <= 100.0, "online.curriculum_q", self.curriculum_q, "in [0, 100]")
+        _check(self.buffer_init in ("top", "random"), "online.buffer_init", self.buffer_init, "top | random")
+        _check(self.sampling in ("length", "return"), "online.sampling", self.sampling, "length | return")
+        _check(self.eval_every_rounds >= 1, "online.eval_every_rounds", self.eval_every_rounds, ">= 1")
+
+
+@dataclass
+class ODTConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    online: OnlineConfig = field(default_factory=OnlineConfig)
+    pretrain_updates: int = 5000
+    g_eval: float = 3600.0  # evaluation RTG (raw return units)
+    rtg_scale: float = 1000.0  # RTG tokens are returns divided by this
+    eval_episodes: int = 10
+    eval_every_updates: int = 5000  # evaluation period during pretraining
+    checkpoint_every_updates: int = 1000
+    device: str = "auto"  # "auto" | "cpu" | "cuda" | "cuda:N"
+    seed: int = 0
+
+    def validate(self) -> ODTConfig:
+        self.model.validate()
+        self.optim.validate()
+        self.online.validate()
+        _check(self.pretrain_updates >= 0, "pretrain_updates", self.pretrain_updates, ">= 0")
+        _check(self.rtg_scale > 0, "rtg_scale", self.rtg_scale, "> 0")
+        _check(self.eval_episodes >= 1, "eval_episodes", self.eval_episodes, ">= 1")
+        _check(self.eval_every_updates >= 1, "eval_every_updates", self.eval_every_updates, ">= 1")
+        _check(self.checkpoint_every_updates >= 1, "checkpoint_every_updates", self.checkpoint_every_updates, ">= 1")
+        _check(self.device == "auto" or self.device.split(":")[0] in ("cpu", "cuda", "mps"), "device", self.device, "auto | cpu | cuda[:N]")
+        for name in ("g_eval", "rtg_scale"):
+            _check(math.isfinite(getattr(self, name)), name, getattr(self, name), "finite")
+        return self
+
+
+# --------------------------------------------------------------------------------------------
+# The paper's per-dataset tables (appendix C).
+# --------------------------------------------------------------------------------------------
+# Table C.2: eval context length, positional embedding, g_eval (pretraining).
+PAPER_OFFLINE_TABLE: dict[str, dict[str, Any]] = {
+    "hopper-medium": dict(eval_context_len=20, positional_embedding=True, g_eval=3600),
+    "hopper-medium-replay": dict(eval_context_len=20, positional_embedding=True, g_eval=3600),
+    "walker2d-medium": dict(eval_context_len=1, positional_embedding=False, g_eval=5000),
+    "walker2d-medium-replay": dict(eval_context_len=5, positional_embedding=False, g_eval=5000),
+    "halfcheetah-medium": dict(eval_context_len=5, positional_embedding=False, g_eval=6000),
+    "halfcheetah-medium-replay": dict(eval_context_len=1, positional_embedding=False, g_eval=6000),
+    "ant-medium": dict(eval_context_len=5, positional_embedding=True, g_eval=6000),
+    "ant-medium-replay": dict(eval_context_len=20, positional_embedding=True, g_eval=6000),
+    "antmaze-umaze": dict(eval_context_len=1, positional_embedding=True, g_eval=1),
+    "antmaze-umaze-diverse": dict(eval_context_len=1, positional_embedding=True, g_eval=1),
+}
+
+# Table C.4: pretraining updates, buffer size, embedding, lr, weight decay, eval context,
+# g_eval, g_online, positional embedding (finetuning).
+PAPER_ONLINE_TABLE: dict[str, dict[str, Any]] = {
+    "hopper-medium": dict(pretrain_updates=5000, buffer_size=1000, embed_dim=512, lr=1e-4, weight_decay=5e-4, eval_context_len=5, g_eval=3600, g_online=7200, positional_embedding=False),
+    "hopper-medium-replay": dict(pretrain_updates=5000, buffer_size=1000, embed_dim=512, lr=2e-3, weight_decay=1e-4, eval_context_len=5, g_eval=3600, g_online=7200, positional_embedding=False),
+    "walker2d-medium": dict(pretrain_updates=10000, buffer_size=1000, embed_dim=512, lr=1e-3, weight_decay=1e-3, eval_context_len=5, g_eval=5000, g_online=10000, positional_embedding=False),
+    "walker2d-medium-replay": dict(pretrain_updates=10000, buffer_size=1000, embed_dim=512, lr=1e-3, weight_decay=1e-3, eval_context_len=5, g_eval=5000, g_online=10000, positional_embedding=False),
+    "halfcheetah-medium": dict(pretrain_updates=5000, buffer_size=1000, embed_dim=512, lr=1e-4, weight_decay=5e-4, eval_context_len=5, g_eval=6000, g_online=12000, positional_embedding=False),
+    "halfcheetah-medium-replay": dict(pretrain_updates=5000, buffer_size=1000, embed_dim=512, lr=1e-4, weight_decay=5e-4, eval_context_len=5, g_eval=6000, g_online=12000, positional_embedding=False),
+    "ant-medium": dict(pretrain_updates=10000, buffer_size=1000, embed_dim=512, lr=1.5e-3, weight_decay=1e-4, eval_context_len=1, g_eval=6000, g_online=12000, positional_embedding=False),
+    "ant-medium-replay": dict(pretrain_updates=10000, buffer_size=1000, embed_dim=512, lr=1e-4, weight_decay=5e-4, eval_context_len=1, g_eval=6000, g_online=12000, positional_embedding=False),
+    "antmaze-umaze": dict(pretrain_updates=7000, buffer_size=1500, embed_dim=512, lr=1e-3, weight_decay=0.0, eval_context_len=5, g_eval=1, g_online=2, positional_embedding=True),
+    "antmaze-umaze-diverse": dict(pretrain_updates=7000, buffer_size=1500, embed_dim=1024, lr=1e-3, weight_decay=0.0, eval_context_len=5, g_eval=1, g_online=2, positional_embedding=True),
+}
+
+# RTG scale as in DT's gym code (returns / 1000); AntMaze returns are 0/1 and are not scaled.
+# Episode caps: 1000 steps for gym locomotion, 700 for AntMaze U-maze (D4RL's cut).
+def domain_defaults(dataset: str) -> dict[str, Any]:
+    if dataset.startswith("antmaze"):
+        return dict(rtg_scale=1.0, max_ep_len=700, eval_episodes=100)
+    return dict(rtg_scale=1000.0, max_ep_len=1000, eval_episodes=10)
+
+
+def known_datasets() -> list[str]:
+    return sorted(PAPER_ONLINE_TABLE)
+
+
+def _require_dataset(dataset: str) -> None:
+    if dataset not in PAPER_ONLINE_TABLE:
+        raise ConfigError(f"unknown dataset {dataset!r}; known: {', '.join(known_datasets())}")
+
+
+def paper_config(dataset: str, protocol: str) -> ODTConfig:
+    """The paper's configuration for one dataset and protocol ("offline" | "online")."""
+    _require_dataset(dataset)
+    if protocol not in PROTOCOLS:
+        raise ConfigError(f"unknown protocol {protocol!r}; known: {', '.join(PROTOCOLS)}")
+    dom = domain_defaults(dataset)
+    cfg = ODTConfig(rtg_scale=dom["rtg_scale"], eval_episodes=dom["eval_episodes"])
+    cfg.model.max_ep_len = dom["max_ep_len"]
+    if protocol == "offline":
+        row = PAPER_OFFLINE_TABLE[dataset]
+        cfg.pretrain_updates = 100_000
+        cfg.optim.lr, cfg.optim.weight_decay = 1e-4, 1e-3
+        cfg.model.eval_context_len = row["eval_context_len"]
+        cfg.model.positional_embedding = row["positional_embedding"]
+        cfg.g_eval = float(row["g_eval"])
+        cfg.online.online_samples = 0
+        cfg.online.g_online = 2.0 * float(row["g_eval"])
+    else:
+        row = PAPER_ONLINE_TABLE[dataset]
+        cfg.pretrain_updates = row["pretrain_updates"]
+        cfg.online.buffer_size = row["buffer_size"]
+        cfg.model.embed_dim = row["embed_dim"]
+        cfg.optim.lr, cfg.optim.weight_decay = row["lr"], row["weight_decay"]
+        cfg.model.eval_context_len = row["eval_context_len"]
+        cfg.model.positional_embedding = row["positional_embedding"]
+        cfg.g_eval, cfg.online.g_online = float(row["g_eval"]), float(row["g_online"])
+    return cfg.validate()
+
+
+def scale_to_cpu(cfg: ODTConfig) -> ODTConfig:
+    """The ``cpu`` preset: the paper's structure at about a tenth of its compute.
+
+    What changes, and why (a 2-core CPU runs a width-128, 3-layer update in well under
+    100 ms, against ~8 s for the paper's size):
+    * model 512x4 layers x4 heads -> 128x3 layers x4 heads, batch 256 -> 64; K stays 20;
+    * every count divided by 10 with its ratios kept: pretraining updates (1e5 offline,
+      5-10k online), warmup (1e4 -> 1e3), online budget (200k -> 20k samples), buffer
+      (1000 -> 100 trajectories, so it holds the same share of the online data);
+    * the learning rates, weight decays, RTGs, context lengths, 300 updates per round,
+      dropout, clipping and the entropy target are the paper's.
+    """
+    cfg = dataclasses.replace(
+        cfg,
+        model=dataclasses.replace(cfg.model, embed_dim=128 if cfg.model.embed_dim <= 512 else 256, n_layers=3),
+        optim=dataclasses.replace(cfg.optim, batch_size=64, warmup_steps=1000),
+        online=dataclasses.replace(
+            cfg.online,
+            online_samples=cfg.online.online_samples // 10,
+            buffer_size=max(1, cfg.online.buffer_size // 10),
+            eval_every_rounds=5,
+        ),
+        pretrain_updates=cfg.pretrain_updates // 10,
+        eval_every_updates=1000,
+        checkpoint_every_updates=500,
+    )
+    return cfg.validate()
+
+
+def scale_to_smoke(cfg: ODTConfig) -> ODTConfig:
+    """The ``smoke`` preset: seconds per run, for tests and CI. Not a result."""
+    cfg = dataclasses.replace(
+        cfg,
+        model=dataclasses.replace(cfg.model, embed_dim=32, n_layers=1, n_heads=2, context_len=5, eval_context_len=min(cfg.model.eval_context_len, 5)),
+        optim=dataclasses.replace(cfg.optim, batch_size=16, warmup_steps=10),
+        online=dataclasses.replace(
+            cfg.online,
+            online_samples=min(cfg.online.online_samples, 300),
+            updates_per_round=5,
+            buffer_size=10,
+            eval_every_rounds=2,
+        ),
+        pretrain_updates=min(cfg.pretrain_updates, 40),
+        eval_episodes=2,
+        eval_every_updates=20,
+        checkpoint_every_updates=20,
+    )
+    return cfg.validate()
+
+
+def make_config(dataset: str, protocol: str = "online", preset: str = "paper",
+                overrides: dict[str, Any] | None = None) -> ODTConfig:
+    """The configuration of one ODT run: the paper's table, scaled by preset, then overrides."""
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    cfg = paper_config(dataset, protocol)
+    if preset == "cpu":
+        cfg = scale_to_cpu(cfg)
+    elif preset == "smoke":
+        cfg = scale_to_smoke(cfg)
+    return apply_overrides(cfg, overrides or {})
+
+
+def apply_overrides(cfg: Any, overrides: dict[str, Any]) -> Any:
+    """Set dotted fields (``{"model.embed_dim": 256}``); unknown fields raise ConfigError."""
+    for key, value in overrides.items():
+        target = cfg
+        parts = key.split(".")
+        for part in parts[:-1]:
+            if not dataclasses.is_dataclass(target) or part not in _field_names(target):
+                raise ConfigError(f"unknown config field {key!r}")
+            target = getattr(target, part)
+        leaf = parts[-1]
+        if not dataclasses.is_dataclass(target) or leaf not in _field_names(target):
+            raise ConfigError(f"unknown config field {key!r}; fields here: {', '.join(_field_names(target))}")
+        setattr(target, leaf, _coerce(getattr(target, leaf), value, key))
+    if hasattr(cfg, "validate"):
+        cfg.validate()
+    return cfg
+
+
+def _field_names(obj: Any) -> list[str]:
+    return [f.name for f in dataclasses.fields(obj)] if dataclasses.is_dataclass(obj) else []
+
+
+def _coerce(current: Any, value: Any, key: str) -> Any:
+    """Parse strings from the command line into the type of the current value."""
+    if not isinstance(value, str) or isinstance(current, str):
+        return value
+    try:
+        if isinstance(current, bool):
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if isinstance(current, int):
+            return int(value)
+        if isinstance(current, float) or current is None:
+            return float(value)
+    except ValueError as exc:
+        raise ConfigError(f"{key}={value!r}: expected a {type(current).__name__}") from exc
+    return value
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    return dataclasses.asdict(cfg)
+
+
+def from_dict(data: dict[str, Any]) -> ODTConfig:
+    return ODTConfig(
+        model=ModelConfig(**data["model"]),
+        optim=OptimConfig(**data["optim"]),
+        online=OnlineConfig(**data["online"]),
+        **{k: v for k, v in data.items() if k not in ("model", "optim", "online")},
+    ).validate()

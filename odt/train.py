@@ -1,0 +1,320 @@
+"""Algorithm 1 and 2: offline pretraining, then the online loop, resumable at every step.
+
+The trainer owns the model, both optimisers, lambda, the replay buffer, the RNGs and the
+counters; ``state_dict`` captures all of them, so a run restored from a checkpoint takes the
+same next batch and reaches the same result as one that never stopped. Loops, progress and
+logging live here; the math is in objective.py, sampling.py and relabel.py.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import gymnasium as gym
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from odt.buffer import TrajectoryBuffer
+from odt.config import ODTConfig
+from odt.lamb import Lamb
+from odt.model import DecisionTransformer
+from odt.objective import deterministic_policy_loss, stochastic_policy_loss, temperature_loss
+from odt.rollout import Conditioning, RolloutResult, run_episodes
+from odt.trajectories import Trajectories
+
+EnvFactory = Callable[[], gym.Env]
+ScoreFn = Callable[[np.ndarray], np.ndarray]  # raw returns -> normalised scores
+Logger = Callable[[dict], None]
+
+
+class TrainingDiverged(RuntimeError):
+    """A loss or parameter became NaN or inf; the last good checkpoint is kept."""
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def warmup_factor(step: int, warmup_steps: int) -> float:
+    """Linear warmup of the learning rate over the first warmup_steps updates."""
+    return min(1.0, (step + 1) / warmup_steps)
+
+
+@dataclass
+class Counters:
+    updates: int = 0  # gradient updates, pretraining and online together
+    online_samples: int = 0  # environment steps taken by exploration rollouts
+    rounds: int = 0  # online rounds (rollout + I updates) completed
+    evaluations: int = 0
+    pretrain_done: bool = False
+    wall_time: float = 0.0  # seconds of training, summed over restarts
+
+
+@dataclass
+class _Running:
+    """Means of the training metrics since the last logged row."""
+
+    sums: dict = field(default_factory=dict)
+    count: int = 0
+
+    def add(self, metrics: dict) -> None:
+        for k, v in metrics.items():
+            self.sums[k] = self.sums.get(k, 0.0) + v
+        self.count += 1
+
+    def pop(self) -> dict:
+        out = {k: v / self.count for k, v in self.sums.items()} if self.count else {}
+        self.sums, self.count = {}, 0
+        return out
+
+
+class ODTTrainer:
+    def __init__(self, cfg: ODTConfig, dataset: Trajectories, make_env: EnvFactory,
+                 score_fn: ScoreFn | None = None, progress: bool = True):
+        cfg.validate()
+        self.cfg, self.dataset, self.make_env = cfg, dataset, make_env
+        self.score_fn = score_fn
+        self.progress = progress
+        self.device = resolve_device(cfg.device)
+        self.obs_dim, self.act_dim = dataset.obs_dim, dataset.act_dim
+        self._check_env_shapes()
+
+        torch.manual_seed(cfg.seed)
+        self.rng = np.random.default_rng(cfg.seed)
+        self.model = DecisionTransformer(self.obs_dim, self.act_dim, cfg.model).to(self.device)
+        self.optimizer = self._make_optimizer()
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda s: warmup_factor(s, cfg.optim.warmup_steps))
+        self.log_lambda = torch.tensor(np.log(cfg.optim.init_lambda), device=self.device, requires_grad=True)
+        self.lambda_optimizer = torch.optim.Adam([self.log_lambda], lr=cfg.optim.lambda_lr)
+        self.target_entropy = (-float(self.act_dim) if cfg.optim.target_entropy is None
+                               else float(cfg.optim.target_entropy))
+        self.state_mean, self.state_std = dataset.state_statistics()
+        self.buffer = TrajectoryBuffer(len(dataset), dataset)  # pretraining samples all the data
+        self.counters = Counters()
+        self._running = _Running()
+        self._envs: dict[int, gym.vector.VectorEnv] = {}
+
+    # ----- construction helpers ----------------------------------------------------------
+    def _check_env_shapes(self) -> None:
+        env = self.make_env()
+        try:
+            obs_shape, act_shape = env.observation_space.shape, env.action_space.shape
+        finally:
+            env.close()
+        if obs_shape != (self.obs_dim,) or act_shape != (self.act_dim,):
+            raise ValueError(
+                f"dataset shapes (obs {self.obs_dim}, act {self.act_dim}) do not fit the environment "
+                f"(obs {obs_shape}, act {act_shape})")
+
+    def _make_optimizer(self) -> torch.optim.Optimizer:
+        o = self.cfg.optim
+        if o.optimizer == "lamb":
+            return Lamb(self.model.parameters(), lr=o.lr, weight_decay=o.weight_decay, eps=1e-8)
+        return torch.optim.AdamW(self.model.parameters(), lr=o.lr, weight_decay=o.weight_decay)
+
+    def _vector_env(self, n: int) -> gym.vector.VectorEnv:
+        if n not in self._envs:
+            self._envs[n] = gym.vector.SyncVectorEnv([self.make_env for _ in range(n)])
+        return self._envs[n]
+
+    @property
+    def lam(self) -> float:
+        return float(self.log_lambda.exp())
+
+    # ----- one gradient update (Algorithm 2, lines 3-8) ----------------------------------
+    def batch_tensors(self, buffer: TrajectoryBuffer) -> dict[str, torch.Tensor]:
+        c = self.cfg
+        idx, raw = buffer.sample(self.rng, c.optim.batch_size, c.model.context_len, c.online.sampling)
+        to = lambda a, dtype=torch.float32: torch.as_tensor(a, dtype=dtype, device=self.device)  # noqa: E731
+        return {
+            "states": to((raw["observations"] - self.state_mean) / self.state_std),
+            "actions": to(raw["actions"]),
+            "rtg": to(raw["rtg"][..., None] / c.rtg_scale),
+            "timesteps": to(np.minimum(idx.timesteps, c.model.max_ep_len - 1), torch.long),
+            "mask": to(idx.mask, torch.bool),
+        }
+
+    def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+        self.model.train()
+        out = self.model(batch["states"], batch["actions"], batch["rtg"], batch["timesteps"])
+        if self.cfg.model.stochastic:
+            terms = stochastic_policy_loss(*out, batch["actions"], batch["mask"], self.log_lambda.exp())
+        else:
+            terms = deterministic_policy_loss(out, batch["actions"], batch["mask"])
+        if not torch.isfinite(terms.loss):
+            raise TrainingDiverged(f"loss is {terms.loss.item()} at update {self.counters.updates}")
+        self.optimizer.zero_grad(set_to_none=True)
+        terms.loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.optim.grad_clip)
+        self.optimizer.step()
+        self.scheduler.step()
+        if self.cfg.model.stochastic:  # one alternating dual step on log(lambda)
+            self.lambda_optimizer.zero_grad(set_to_none=True)
+            temperature_loss(self.log_lambda, terms.entropy, self.target_entropy).backward()
+            self.lambda_optimizer.step()
+        self.counters.updates += 1
+        metrics = {"loss": terms.loss.item(), "nll": terms.nll.item(),
+                   "entropy": terms.entropy.item(), "lambda": self.lam}
+        self._running.add(metrics)
+        return metrics
+
+    # ----- evaluation --------------------------------------------------------------------
+    def conditioning(self, target_return: float) -> Conditioning:
+        return Conditioning(target_return=target_return, rtg_scale=self.cfg.rtg_scale,
+                            state_mean=self.state_mean, state_std=self.state_std,
+                            context_len=self.cfg.model.eval_context_len)
+
+    def evaluate(self, episodes: int | None = None, g_eval: float | None = None) -> dict:
+        """Mean-action episodes in parallel; returns raw and (if known) normalised scores."""
+        n = episodes or self.cfg.eval_episodes
+        g = self.cfg.g_eval if g_eval is None else g_eval
+        base = 10_000_000 + self.cfg.seed * 100_000 + self.counters.evaluations * n
+        result = run_episodes(self.model, self._vector_env(n), self.conditioning(g),
+                              seeds=[base + i for i in range(n)], sample=False)
+        self.counters.evaluations += 1
+        return self._summarise(result, g)
+
+    def _summarise(self, result: RolloutResult, g: float) -> dict:
+        row = {"return_mean": float(result.returns.mean()), "return_std": float(result.returns.std()),
+               "length_mean": float(result.lengths.mean()), "g_eval": g,
+               "returns": [float(r) for r in result.returns]}
+        if self.score_fn is not None:
+            scores = self.score_fn(result.returns)
+            row.update(score_mean=float(scores.mean()), score_std=float(scores.std()))
+        return row
+
+    def _eval_row(self, phase: str, log: Logger | None) -> dict:
+        row = {"phase": phase, "updates": self.counters.updates,
+               "online_samples": self.counters.online_samples, "rounds": self.counters.rounds,
+               **self._running.pop(), "lambda": self.lam, **self.evaluate()}
+        if log is not None:
+            log(row)
+        return row
+
+    # ----- Algorithm 2 on the offline data -----------------------------------------------
+    def pretrain(self, log: Logger | None = None, checkpoint: Callable[[], None] | None = None) -> dict | None:
+        """Pretrain until cfg.pretrain_updates; resumes from the counters. Returns the
+        evaluation row at the end of pretraining (None if it was already done)."""
+        c, k = self.cfg, self.counters
+        if k.pretrain_done:
+            return None
+        bar = tqdm(total=c.pretrain_updates, initial=k.updates, desc="pretrain", unit="upd",
+                   disable=not self.progress, dynamic_ncols=True)
+        start = time.perf_counter()
+        row = None
+        while k.updates < c.pretrain_updates:
+            m = self.update(self.batch_tensors(self.buffer))
+            bar.update(1)
+            if k.updates % 50 == 0:
+                bar.set_postfix(nll=f"{m['nll']:.3f}", ent=f"{m['entropy']:.2f}", lam=f"{m['lambda']:.3f}")
+            if k.updates % c.eval_every_updates == 0 and k.updates < c.pretrain_updates:
+                row = self._eval_row("pretrain", log)
+                bar.write(_describe(row))
+            if k.updates % c.checkpoint_every_updates == 0 and checkpoint is not None:
+                k.wall_time += time.perf_counter() - start
+                start = time.perf_counter()
+                checkpoint()
+        bar.close()
+        row = self._eval_row("pretrain", log)
+        if self.progress:
+            print(_describe(row))
+        k.pretrain_done = True
+        k.wall_time += time.perf_counter() - start
+        self.buffer = TrajectoryBuffer.from_offline(self.dataset, c.online.buffer_size,
+                                                    c.online.buffer_init, self.rng)
+        if checkpoint is not None:
+            checkpoint()
+        return row
+
+    # ----- Algorithm 1: the online loop --------------------------------------------------
+    def exploration_rtg(self) -> float:
+        o = self.cfg.online
+        if o.exploration_rtg == "curriculum":
+            return float(np.percentile(self.buffer.returns(), o.curriculum_q))
+        return o.g_online
+
+    def explore(self) -> RolloutResult:
+        """One exploration episode with sampled actions, conditioned on g_online."""
+        g = self.exploration_rtg()
+        seed = 20_000_000 + self.cfg.seed * 100_000 + self.counters.rounds
+        gen = torch.Generator(device=self.device).manual_seed(seed)
+        result = run_episodes(self.model, self._vector_env(1), self.conditioning(g), seeds=[seed],
+                              sample=True, generator=gen)
+        self.buffer.add(result.episodes[0], relabel=self.cfg.online.hindsight_relabel, initial_rtg=g)
+        self.counters.online_samples += int(result.lengths[0])
+        return result
+
+    def finetune(self, log: Logger | None = None, checkpoint: Callable[[], None] | None = None) -> dict | None:
+        """Rounds of (rollout, buffer refresh, I updates) until the online budget is spent."""
+        c, k = self.cfg, self.counters
+        if not k.pretrain_done:
+            raise RuntimeError("finetune() before pretrain() finished")
+        budget = c.online.online_samples
+        bar = tqdm(total=budget, initial=min(k.online_samples, budget), desc="online", unit="step",
+                   disable=not self.progress or budget == 0, dynamic_ncols=True)
+        row = None
+        while k.online_samples < budget:
+            start = time.perf_counter()
+            before = k.online_samples
+            explored = self.explore()
+            for _ in range(c.online.updates_per_round):
+                m = self.update(self.batch_tensors(self.buffer))
+            k.rounds += 1
+            bar.update(min(k.online_samples, budget) - min(before, budget))
+            bar.set_postfix(ret=f"{explored.returns[0]:.0f}", lam=f"{m['lambda']:.3f}", ent=f"{m['entropy']:.2f}")
+            if k.rounds % c.online.eval_every_rounds == 0 or k.online_samples >= budget:
+                row = self._eval_row("online", log)
+                bar.write(_describe(row))
+            k.wall_time += time.perf_counter() - start
+            if checkpoint is not None:
+                checkpoint()
+        bar.close()
+        return row
+
+    # ----- checkpointing -----------------------------------------------------------------
+    def state_dict(self) -> dict:
+        return {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "log_lambda": self.log_lambda.detach().cpu(),
+            "lambda_optimizer": self.lambda_optimizer.state_dict(),
+            "buffer": self.buffer.state_dict(),
+            "counters": dict(vars(self.counters)),
+            "running": {"sums": dict(self._running.sums), "count": self._running.count},
+            "rng_numpy": self.rng.bit_generator.state,
+            "rng_torch": torch.get_rng_state(),
+            "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        with torch.no_grad():
+            self.log_lambda.copy_(state["log_lambda"].to(self.device))
+        self.lambda_optimizer.load_state_dict(state["lambda_optimizer"])
+        self.buffer = TrajectoryBuffer.from_state_dict(state["buffer"])
+        self.counters = Counters(**state["counters"])
+        self._running = _Running(dict(state["running"]["sums"]), state["running"]["count"])
+        self.rng.bit_generator.state = state["rng_numpy"]
+        torch.set_rng_state(state["rng_torch"])
+        if state.get("rng_cuda") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["rng_cuda"])
+
+    def close(self) -> None:
+        for env in self._envs.values():
+            env.close()
+        self._envs.clear()
+
+
+def _describe(row: dict) -> str:
+    score = f" score {row['score_mean']:.1f}" if "score_mean" in row else ""
+    return (f"[{row['phase']}] updates {row['updates']} samples {row['online_samples']} "
+            f"return {row['return_mean']:.1f}{score} lambda {row['lambda']:.4f}")
