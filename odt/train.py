@@ -125,7 +125,7 @@ class ODTTrainer:
 
     @property
     def lam(self) -> float:
-        return float(self.log_lambda.exp())
+        return float(self.log_lambda.detach().exp())
 
     # ----- one gradient update (Algorithm 2, lines 3-8) ----------------------------------
     def batch_tensors(self, buffer: TrajectoryBuffer) -> dict[str, torch.Tensor]:

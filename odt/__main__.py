@@ -1,0 +1,106 @@
+"""Train ODT on one environment: offline pretraining, then online finetuning.
+
+    python -m odt --env Hopper-v5 --dataset random --preset smoke
+    python -m odt --dataset hopper-medium --preset cpu --checkpoint-dir runs/hm-0
+
+Prints the evaluation return and lambda as it goes. With --checkpoint-dir the run saves
+checkpoints there and resumes from the newest good one when started again. For whole
+experiments (many seeds and methods, records, tables) use ``python -m benchmarks.run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import gymnasium as gym
+import torch
+
+from odt.checkpoint import CheckpointManager
+from odt.config import PRESETS, PROTOCOLS, ConfigError, known_datasets, make_config, to_dict
+from odt.rollout import random_policy_episodes
+from odt.train import ODTTrainer
+from odt.trajectories import Trajectories
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m odt", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dataset", default="random",
+                   help="'random' (a random-policy dataset made on the fly, needs --env) or a dataset name "
+                        "known to benchmarks.datasets, e.g. hopper-medium (default: random)")
+    p.add_argument("--env", help="gymnasium environment id, e.g. Hopper-v5 (needed with --dataset random)")
+    p.add_argument("--random-steps", type=int, default=5000, help="size of the random dataset (default 5000)")
+    p.add_argument("--table-row", default=None,
+                   help=f"which row of the paper's tables sets the hyperparameters (default: the dataset's "
+                        f"name, or hopper-medium for random data); one of {', '.join(known_datasets())}")
+    p.add_argument("--preset", choices=PRESETS, default="smoke", help="paper | cpu | smoke (default smoke)")
+    p.add_argument("--protocol", choices=PROTOCOLS, default="online",
+                   help="online: short pretraining then finetuning (default); offline: pretraining only")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="override a config field, e.g. --set model.embed_dim=64 --set online.online_samples=5000")
+    p.add_argument("--checkpoint-dir", help="save checkpoints here and resume from the newest good one")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p.parse_args(argv)
+
+
+def _overrides(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ConfigError(f"--set {pair!r}: expected FIELD=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _load_data(args: argparse.Namespace):
+    """(trajectories, make_env, score_fn, table row) for the requested dataset."""
+    if args.dataset == "random":
+        if not args.env:
+            raise ConfigError("--dataset random needs --env (e.g. --env Hopper-v5)")
+        make_env = lambda: gym.make(args.env)  # noqa: E731
+        data = Trajectories.from_episodes(random_policy_episodes(make_env, args.random_steps, args.seed))
+        return data, make_env, None, args.table_row or "hopper-medium"
+    from benchmarks.datasets import load_dataset  # the dataset registry and loaders
+
+    loaded = load_dataset(args.dataset)
+    return loaded.trajectories, loaded.spec.make_env, loaded.score_fn, args.table_row or args.dataset
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        data, make_env, score_fn, row = _load_data(args)
+        cfg = make_config(row, args.protocol, args.preset, {"seed": args.seed, **_overrides(args.set)})
+    except (ConfigError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"dataset: {len(data)} trajectories, {data.num_steps} steps, "
+          f"return mean {data.returns().mean():.1f} max {data.returns().max():.1f}")
+    print("config:", json.dumps(to_dict(cfg)))
+    trainer = ODTTrainer(cfg, data, make_env, score_fn=score_fn, progress=not args.quiet)
+    save = None
+    if args.checkpoint_dir:
+        manager = CheckpointManager(args.checkpoint_dir)
+        loaded = manager.load_latest()
+        for skipped in loaded.skipped:
+            print(f"skipped bad checkpoint {skipped}")
+        if loaded.state is not None:
+            trainer.load_state_dict(loaded.state)
+            print(f"resumed from {loaded.path} at update {trainer.counters.updates}")
+        save = lambda: manager.save(trainer.state_dict(), trainer.counters.updates)  # noqa: E731
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    trainer.pretrain(checkpoint=save)
+    final = trainer.finetune(checkpoint=save)
+    trainer.close()
+    if final is not None:
+        print(f"final: return {final['return_mean']:.1f} +- {final['return_std']:.1f} "
+              f"after {trainer.counters.online_samples} online samples, lambda {trainer.lam:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""Configs: the paper's tables, presets, overrides and range checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from odt.__main__ import main as odt_main
+from odt.config import ConfigError, from_dict, known_datasets, make_config, to_dict
+
+
+def test_paper_preset_is_the_paper():
+    cfg = make_config("hopper-medium", "online", "paper")
+    assert (cfg.model.n_layers, cfg.model.n_heads, cfg.model.embed_dim, cfg.model.context_len) == (4, 4, 512, 20)
+    assert (cfg.optim.batch_size, cfg.optim.warmup_steps, cfg.optim.grad_clip) == (256, 10_000, 0.25)
+    assert (cfg.optim.lr, cfg.optim.weight_decay, cfg.pretrain_updates) == (1e-4, 5e-4, 5000)
+    assert (cfg.online.online_samples, cfg.online.updates_per_round, cfg.online.buffer_size) == (200_000, 300, 1000)
+    assert (cfg.g_eval, cfg.online.g_online, cfg.model.eval_context_len) == (3600, 7200, 5)
+    assert not cfg.model.positional_embedding and cfg.model.dropout == 0.1 and cfg.model.activation == "relu"
+    off = make_config("hopper-medium", "offline", "paper")
+    assert off.pretrain_updates == 100_000 and off.model.eval_context_len == 20 and off.model.positional_embedding
+    diverse = make_config("antmaze-umaze-diverse", "online", "paper")
+    assert diverse.model.embed_dim == 1024 and diverse.online.buffer_size == 1500 and diverse.rtg_scale == 1.0
+
+
+def test_cpu_and_smoke_presets_are_smaller_and_keep_the_algorithm():
+    paper, cpu, smoke = (make_config("walker2d-medium", "online", p) for p in ("paper", "cpu", "smoke"))
+    assert cpu.model.embed_dim < paper.model.embed_dim and smoke.model.embed_dim < cpu.model.embed_dim
+    assert cpu.online.online_samples == paper.online.online_samples // 10
+    assert cpu.optim.lr == paper.optim.lr and cpu.online.g_online == paper.online.g_online
+    assert cpu.online.updates_per_round == paper.online.updates_per_round
+
+
+def test_overrides_and_errors_name_the_field():
+    cfg = make_config("hopper-medium", "online", "smoke", {"model.embed_dim": "64", "online.hindsight_relabel": "off"})
+    assert cfg.model.embed_dim == 64 and cfg.online.hindsight_relabel is False
+    with pytest.raises(ConfigError, match="model.embed_dimm"):
+        make_config("hopper-medium", "online", "smoke", {"model.embed_dimm": 3})
+    with pytest.raises(ConfigError, match="optim.lr=-1"):
+        make_config("hopper-medium", "online", "smoke", {"optim.lr": -1})
+    with pytest.raises(ConfigError, match="model.n_heads"):
+        make_config("hopper-medium", "online", "smoke", {"model.n_heads": 3})
+    with pytest.raises(ConfigError, match="known: .*hopper-medium"):
+        make_config("hopper-easy", "online", "smoke")
+    with pytest.raises(ConfigError, match="unknown preset 'gpu'"):
+        make_config("hopper-medium", "online", "gpu")
+    assert len(known_datasets()) == 10
+
+
+def test_config_dict_round_trip():
+    cfg = make_config("ant-medium", "online", "cpu")
+    assert from_dict(to_dict(cfg)) == cfg
+
+
+def test_cli_reports_bad_input_without_a_traceback(capsys):
+    assert odt_main(["--dataset", "random"]) == 2
+    assert "needs --env" in capsys.readouterr().err
+    assert odt_main(["--env", "Hopper-v5", "--set", "optim.lr=abc"]) == 2
+    assert "optim.lr" in capsys.readouterr().err

@@ -1,0 +1,98 @@
+"""The transformer: causality, positional embedding switch, heads, evaluation context."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from conftest import make_hopper
+
+from odt.config import ModelConfig
+from odt.model import DecisionTransformer
+from odt.rollout import Conditioning, run_episodes
+
+SMALL = ModelConfig(embed_dim=32, n_layers=2, n_heads=2, dropout=0.0, context_len=8, eval_context_len=3,
+                    max_ep_len=100, positional_embedding=True)
+
+
+def _inputs(b=2, t=8, obs=5, act=3, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(b, t, obs, generator=g), torch.rand(b, t, act, generator=g) * 2 - 1,
+            torch.randn(b, t, 1, generator=g), torch.randint(0, 100, (b, t), generator=g))
+
+
+@pytest.mark.parametrize("stochastic", [True, False])
+def test_prediction_at_t_ignores_later_tokens(stochastic):
+    model = DecisionTransformer(5, 3, dataclasses.replace(SMALL, stochastic=stochastic)).eval()
+    s, a, g, ts = _inputs()
+    t = 4
+    out = model(s, a, g, ts)
+    s2, a2, g2, ts2 = s.clone(), a.clone(), g.clone(), ts.clone()
+    s2[:, t + 1:] += 5.0
+    g2[:, t + 1:] -= 3.0
+    a2[:, t:] = -a2[:, t:]  # a_t comes after s_t, so even a_t must not matter
+    ts2[:, t + 1:] = 0
+    out2 = model(s2, a2, g2, ts2)
+    first = (lambda o: o[0]) if stochastic else (lambda o: o)
+    torch.testing.assert_close(first(out)[:, :t + 1], first(out2)[:, :t + 1])
+    assert not torch.allclose(first(out)[:, t + 1:], first(out2)[:, t + 1:])
+
+
+def test_positional_embedding_switch():
+    s, a, g, ts = _inputs()
+    with_pos = DecisionTransformer(5, 3, SMALL).eval()
+    without = DecisionTransformer(5, 3, dataclasses.replace(SMALL, positional_embedding=False)).eval()
+    assert without.embed_timestep is None
+    assert not any("timestep" in name for name, _ in without.named_parameters())
+    torch.testing.assert_close(without(s, a, g, ts)[0], without(s, a, g, (ts + 17) % 100)[0])
+    assert not torch.allclose(with_pos(s, a, g, ts)[0], with_pos(s, a, g, (ts + 17) % 100)[0])
+
+
+def test_log_std_is_bounded():
+    model = DecisionTransformer(5, 3, SMALL).eval()
+    with torch.no_grad():
+        model.head.log_std.bias.fill_(1e4)
+        hi = model(*_inputs())[1]
+        model.head.log_std.bias.fill_(-1e4)
+        lo = model(*_inputs())[1]
+    assert hi.max() <= SMALL.log_std_max + 1e-6 and lo.min() >= SMALL.log_std_min - 1e-6
+
+
+class _RecordingModel(DecisionTransformer):
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.seen_lengths: list[int] = []
+
+    def forward(self, states, actions, rtg, timesteps):
+        self.seen_lengths.append(states.shape[1])
+        return super().forward(states, actions, rtg, timesteps)
+
+
+def test_evaluation_context_is_truncated_and_mean_action_is_deterministic():
+    env_cfg = dataclasses.replace(SMALL, max_ep_len=1000)
+    model = _RecordingModel(11, 3, env_cfg)
+    envs = gym.vector.SyncVectorEnv([make_hopper, make_hopper])
+    cond = Conditioning(target_return=3600.0, rtg_scale=1000.0, state_mean=np.zeros(11, np.float32),
+                        state_std=np.ones(11, np.float32), context_len=3)
+    first = run_episodes(model, envs, cond, seeds=[1, 2], sample=False, max_steps=12)
+    assert model.seen_lengths[:4] == [1, 2, 3, 3] and max(model.seen_lengths) == 3
+    again = run_episodes(model, envs, cond, seeds=[1, 2], sample=False, max_steps=12)
+    np.testing.assert_array_equal(first.returns, again.returns)
+    for ep, n in zip(first.episodes, first.lengths):
+        assert len(ep["rewards"]) == n and ep["observations"].shape == (n, 11)
+    np.testing.assert_allclose(first.returns, [ep["rewards"].sum() for ep in first.episodes], rtol=1e-5)
+    envs.close()
+
+
+def test_sampled_exploration_differs_from_mean_action():
+    model = DecisionTransformer(11, 3, dataclasses.replace(SMALL, max_ep_len=1000))
+    envs = gym.vector.SyncVectorEnv([make_hopper])
+    cond = Conditioning(3600.0, 1000.0, np.zeros(11, np.float32), np.ones(11, np.float32), 3)
+    mean = run_episodes(model, envs, cond, seeds=[3], sample=False, max_steps=5)
+    sampled = run_episodes(model, envs, cond, seeds=[3], sample=True,
+                           generator=torch.Generator().manual_seed(0), max_steps=5)
+    assert not np.allclose(mean.episodes[0]["actions"], sampled.episodes[0]["actions"])
+    envs.close()

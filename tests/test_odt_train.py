@@ -1,0 +1,139 @@
+"""The trainer: learning signal, exact resume from checkpoints, Algorithm 1 end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import make_hopper
+
+from odt.checkpoint import CheckpointManager
+from odt.config import make_config
+from odt.train import ODTTrainer, TrainingDiverged
+
+
+def _cfg(**overrides):
+    base = {"online.online_samples": 150, "pretrain_updates": 30, "eval_every_updates": 1000,
+            "checkpoint_every_updates": 10, "online.eval_every_rounds": 100}
+    return make_config("hopper-medium", "online", "smoke", {**base, **overrides})
+
+
+def _params(trainer):
+    return torch.cat([p.detach().flatten() for p in trainer.model.parameters()])
+
+
+def test_pretraining_lowers_the_nll(hopper_random):
+    trainer = ODTTrainer(_cfg(pretrain_updates=150, **{"optim.lr": 1e-3}), hopper_random, make_hopper, progress=False)
+    first = [trainer.update(trainer.batch_tensors(trainer.buffer))["nll"] for _ in range(10)]
+    for _ in range(130):
+        trainer.update(trainer.batch_tensors(trainer.buffer))
+    last = [trainer.update(trainer.batch_tensors(trainer.buffer))["nll"] for _ in range(10)]
+    assert np.mean(last) < np.mean(first) - 1.0
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_checkpoint_round_trip_resumes_exactly(hopper_random, tmp_path):
+    cfg = _cfg()
+    straight = ODTTrainer(cfg, hopper_random, make_hopper, progress=False)
+    straight.pretrain()
+    straight.finetune()
+
+    manager = CheckpointManager(tmp_path / "ckpt", keep=2)
+    interrupted = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
+    calls = {"n": 0}
+
+    def save_then_die():
+        manager.save(interrupted.state_dict(), interrupted.counters.updates)
+        calls["n"] += 1
+        if calls["n"] in (2, 5):  # once during pretraining, once during the online phase
+            raise _Stop
+
+    for _ in range(3):
+        trainer = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
+        state = manager.load_latest().state
+        if state is not None:
+            trainer.load_state_dict(state)
+            # the restored trainer takes the same next batch as the one it was saved from
+        interrupted = trainer
+        try:
+            trainer.pretrain(checkpoint=save_then_die)
+            trainer.finetune(checkpoint=save_then_die)
+            break
+        except _Stop:
+            continue
+    assert calls["n"] > 5
+    assert len(manager.paths()) == 2  # only the last two kept
+    torch.testing.assert_close(_params(interrupted), _params(straight), rtol=0, atol=0)
+    for key in ("updates", "online_samples", "rounds", "evaluations"):
+        assert getattr(interrupted.counters, key) == getattr(straight.counters, key)
+    np.testing.assert_array_equal(interrupted.buffer.rtg, straight.buffer.rtg)
+    assert interrupted.lam == straight.lam
+
+
+def test_restored_trainer_draws_the_same_next_batch(hopper_random, tmp_path):
+    a = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
+    for _ in range(3):
+        a.update(a.batch_tensors(a.buffer))
+    manager = CheckpointManager(tmp_path)
+    manager.save(a.state_dict(), a.counters.updates)
+    b = ODTTrainer(_cfg(seed=99), hopper_random, make_hopper, progress=False)
+    b.load_state_dict(manager.load_latest().state)
+    torch.testing.assert_close(_params(a), _params(b), rtol=0, atol=0)
+    batch_a, batch_b = a.batch_tensors(a.buffer), b.batch_tensors(b.buffer)
+    for k in batch_a:
+        torch.testing.assert_close(batch_a[k], batch_b[k], rtol=0, atol=0)
+
+
+def test_corrupt_checkpoint_falls_back_to_the_previous(hopper_random, tmp_path):
+    a = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
+    manager = CheckpointManager(tmp_path, keep=3)
+    manager.save(a.state_dict(), 1)
+    newest = manager.save(a.state_dict(), 2)
+    newest.write_bytes(newest.read_bytes()[:100])  # truncated
+    result = manager.load_latest()
+    assert result.path.name.endswith("000000000001.pt")
+    assert "checksum mismatch" in result.skipped[0]
+
+
+def test_online_loop_end_to_end_on_hopper(hopper_random):
+    cfg = _cfg(**{"online.online_samples": 200, "online.buffer_size": 5, "online.eval_every_rounds": 3})
+    rows = []
+    trainer = ODTTrainer(cfg, hopper_random, make_hopper, score_fn=lambda r: 100 * r / 3234.3, progress=False)
+    offline = trainer.pretrain(log=rows.append)
+    assert offline["phase"] == "pretrain" and trainer.counters.updates == cfg.pretrain_updates
+    assert len(trainer.buffer) == 5  # top-N initialised
+    final = trainer.finetune(log=rows.append)
+    k = trainer.counters
+    assert k.online_samples >= 200 and k.updates == cfg.pretrain_updates + k.rounds * cfg.online.updates_per_round
+    assert final["phase"] == "online" and np.isfinite(final["return_mean"]) and "score_mean" in final
+    assert len(trainer.buffer) == 5  # FIFO kept the capacity; online rollouts replaced offline ones
+    assert trainer.buffer.data.lengths.sum() > 0
+    assert all(np.isfinite(r["lambda"]) and r["lambda"] > 0 for r in rows)
+    trainer.close()
+
+
+def test_deterministic_variant_trains_without_lambda(hopper_random):
+    trainer = ODTTrainer(_cfg(**{"model.stochastic": False}), hopper_random, make_hopper, progress=False)
+    lam = trainer.lam
+    m = trainer.update(trainer.batch_tensors(trainer.buffer))
+    assert m["entropy"] == 0.0 and trainer.lam == lam
+
+
+def test_nan_loss_raises_a_clear_error(hopper_random):
+    trainer = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
+    with torch.no_grad():
+        trainer.model.embed_state.weight.fill_(float("nan"))
+    with pytest.raises(TrainingDiverged, match="loss is nan"):
+        trainer.update(trainer.batch_tensors(trainer.buffer))
+
+
+def test_dataset_that_does_not_fit_the_env_is_an_error(hopper_random):
+    from odt.trajectories import Trajectories
+
+    wrong = Trajectories(hopper_random.observations[:, :5], hopper_random.actions, hopper_random.rewards,
+                         hopper_random.lengths, hopper_random.terminated)
+    with pytest.raises(ValueError, match="do not fit the environment"):
+        ODTTrainer(_cfg(), wrong, make_hopper, progress=False)
