@@ -1,0 +1,171 @@
+"""``load_dataset(name, size)``: find a dataset on disk, read it, check it fits its environment.
+
+Where datasets live (``data_dir()``: $ODT_DATA_DIR, default ~/.cache/odt-bench/datasets):
+
+    <data_dir>/<name>.hdf5             made here by the forge (``python -m benchmarks.datasets make <name>``)
+    <data_dir>/<name>.card.json        its dataset card (also inside the hdf5, metadata/card_json)
+    <data_dir>/d4rl/<name>-v2.hdf5     real D4RL files you bring (D4RL's own file names, e.g.
+                                       hopper_medium-v2.hdf5, are accepted too)
+    <data_dir>/smoke/<name>.hdf5       size="smoke": a tiny random-policy dataset for tests and CI
+
+``source="auto"`` prefers a real D4RL file, then a forged one, then a local Minari dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.datasets.d4rl_io import check_fits_env, read_d4rl, to_arrays, write_d4rl
+from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
+from odt.config import ConfigError
+from odt.trajectories import DatasetError, Trajectories
+
+SIZES = ("full", "smoke")
+SOURCES = ("auto", "d4rl", "generated", "minari")
+SMOKE_STEPS = 2000
+SMOKE_SEED = 0
+D4RL_ANT_OBS_DIM = 111  # Ant-v2: 27 qpos/qvel dims + 84 contact-force dims (zero under MuJoCo 2.0)
+
+
+@dataclass
+class LoadedDataset:
+    trajectories: Trajectories
+    spec: DatasetSpec
+    provenance: dict  # source, path, sha256, dropped_tail_steps, card (when forged), ...
+    next_observations: np.ndarray | None = field(default=None, repr=False)  # aligned with steps, if stored
+
+    def score_fn(self, returns) -> np.ndarray:
+        """D4RL normalized scores (100 * (R - random) / (expert - random)) of raw returns."""
+        return self.spec.score_fn(returns)
+
+    @property
+    def make_env(self) -> Callable:
+        return self.spec.make_env
+
+
+# ----- paths ----------------------------------------------------------------------------------
+def generated_path(name: str, root: str | os.PathLike | None = None) -> Path:
+    return data_dir(root) / f"{name}.hdf5"
+
+
+def card_path(name: str, root: str | os.PathLike | None = None) -> Path:
+    return data_dir(root) / f"{name}.card.json"
+
+
+def smoke_path(name: str, root: str | os.PathLike | None = None) -> Path:
+    return data_dir(root) / "smoke" / f"{name}.hdf5"
+
+
+def d4rl_candidates(spec: DatasetSpec, root: str | os.PathLike | None = None) -> list[Path]:
+    d = data_dir(root) / "d4rl"
+    underscored = spec.name.replace("-", "_") + "-v2"  # D4RL's download file name
+    return [d / f"{spec.d4rl_name}.hdf5", d / f"{underscored}.hdf5"]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ----- the API --------------------------------------------------------------------------------
+def load_dataset(name: str, size: str = "full", data_dir: str | os.PathLike | None = None,
+                 source: str = "auto") -> LoadedDataset:
+    """Load dataset ``name``; ``size="smoke"`` builds (once, then cached) a tiny random-policy one."""
+    spec = get_spec(name)
+    if size not in SIZES:
+        raise ConfigError(f"size={size!r} is not valid; choose one of {', '.join(SIZES)}")
+    if source not in SOURCES:
+        raise ConfigError(f"source={source!r} is not valid; choose one of {', '.join(SOURCES)}")
+    if not spec.available:
+        raise DatasetUnavailable(f"{name}: AntMaze datasets are not available yet (issue 10)")
+    if size == "smoke":
+        return _load_smoke(spec, data_dir)
+
+    tried: list[str] = []
+    if source in ("auto", "d4rl"):
+        for path in d4rl_candidates(spec, data_dir):
+            tried.append(str(path))
+            if path.exists():
+                return _load_hdf5(spec, path, "d4rl")
+    if source in ("auto", "generated"):
+        path = generated_path(name, data_dir)
+        tried.append(str(path))
+        if path.exists():
+            return _load_hdf5(spec, path, "generated")
+    if source in ("auto", "minari") and spec.minari_id:
+        from benchmarks.datasets.minari_io import load_minari, minari_available
+        tried.append(f"minari:{spec.minari_id}")
+        if minari_available(spec.minari_id):
+            return load_minari(spec)
+    raise DatasetUnavailable(
+        f"dataset {name!r} is not on disk (looked for: {', '.join(tried)}).\n"
+        f"  make it here:   python -m benchmarks.datasets make {name}\n"
+        f"  or bring D4RL's file: put {spec.d4rl_name}.hdf5 in {d4rl_candidates(spec, data_dir)[0].parent}/\n"
+        f"  (the data directory is ${'ODT_DATA_DIR'}, default ~/.cache/odt-bench/datasets)")
+
+
+def _load_hdf5(spec: DatasetSpec, path: Path, source: str) -> LoadedDataset:
+    data = read_d4rl(path)
+    traj, nxt = data.trajectories, data.next_observations
+    provenance = dict(source=source, name=spec.name, path=str(path), sha256=_sha256(path),
+                      steps=traj.num_steps, trajectories=len(traj),
+                      dropped_tail_steps=data.dropped_tail_steps, env_id=spec.env_id,
+                      env_kwargs=dict(spec.env_kwargs), reference=[spec.ref_min_score, spec.ref_max_score])
+    if "card" in data.metadata:
+        provenance["card"] = data.metadata["card"]
+        if data.metadata["card"].get("source") == "generated-smoke":
+            provenance["source"] = "generated-smoke"
+    if source == "d4rl" and spec.family == "ant" and traj.obs_dim == D4RL_ANT_OBS_DIM:
+        traj, nxt = _convert_d4rl_ant(traj, nxt, path)
+        provenance["obs_conversion"] = ("dropped D4RL Ant-v2 observation columns 27..110 (contact forces, "
+                                        "all zero in the file) to match Ant-v5 without cfrc_ext")
+    env = spec.make_env()
+    try:
+        check_fits_env(traj, env.observation_space, env.action_space, str(path))
+    finally:
+        env.close()
+    return LoadedDataset(traj, spec, provenance, nxt)
+
+
+def _convert_d4rl_ant(traj: Trajectories, nxt: np.ndarray | None, path: Path):
+    contact = traj.observations[:, 27:]
+    if np.any(contact != 0):
+        raise DatasetError(f"{path}: a 111-dim D4RL ant file whose contact-force columns 27..110 are not all "
+                           f"zero; it does not fit Ant-v5's 27-dim observation and is not converted")
+    out = Trajectories(traj.observations[:, :27].copy(), traj.actions, traj.rewards, traj.lengths, traj.terminated)
+    return out, (None if nxt is None else nxt[:, :27].copy())
+
+
+def _load_smoke(spec: DatasetSpec, root) -> LoadedDataset:
+    path = smoke_path(spec.name, root)
+    if not path.exists():
+        make_smoke(spec, path)
+    loaded = _load_hdf5(spec, path, "generated-smoke")
+    loaded.provenance["source"] = "generated-smoke"
+    return loaded
+
+
+def make_smoke(spec: DatasetSpec, path: Path, steps: int = SMOKE_STEPS, seed: int = SMOKE_SEED) -> None:
+    """A tiny uniformly-random-policy dataset, clearly labelled as not a D4RL dataset."""
+    from odt.rollout import random_policy_episodes
+
+    episodes = random_policy_episodes(spec.make_env, steps, seed)
+    traj = Trajectories.from_episodes(episodes)
+    returns = traj.returns()
+    scores = spec.score_fn(returns)
+    card = dict(name=spec.name, source="generated-smoke", policy="uniform random actions", seed=seed,
+                steps=traj.num_steps, trajectories=len(traj),
+                warning="smoke data for tests and CI: random-policy episodes, NOT a D4RL-level dataset",
+                returns=dict(min=float(returns.min()), mean=float(returns.mean()), max=float(returns.max())),
+                normalized=dict(min=float(scores.min()), mean=float(scores.mean()), max=float(scores.max())),
+                **spec.env_versions())
+    write_d4rl(path, to_arrays(traj), card)

@@ -1,0 +1,163 @@
+"""Dataset names -> gymnasium environments, reference scores, and where the data lives.
+
+Names follow D4RL without the version suffix (``hopper-medium`` is D4RL's ``hopper-medium-v2``).
+The environments are gymnasium's MuJoCo v5 ones; where they differ from the mujoco-py v2
+environments D4RL was collected on, ``DatasetSpec.env_notes`` says how (it is copied into every
+dataset card) and the kwargs are chosen to match D4RL where gymnasium allows it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+from benchmarks.datasets.scores import normalize, reference
+from odt.config import ConfigError
+
+DATA_DIR_ENV = "ODT_DATA_DIR"
+DEFAULT_DATA_DIR = Path("~/.cache/odt-bench/datasets")
+
+
+class UnknownDataset(ConfigError):
+    """A dataset name that is not in the registry; the message lists the valid names."""
+
+
+class DatasetUnavailable(FileNotFoundError):
+    """A known dataset that is not on disk (or not supported yet); the message says what to do."""
+
+
+_COMMON_V5_NOTES = (
+    "gymnasium v5 runs on the `mujoco` bindings (MuJoCo 3+) instead of mujoco-py/MuJoCo 2.0 as D4RL's v2 "
+    "environments did; dynamics agree up to simulator-version differences, so returns are comparable but "
+    "not bit-identical to D4RL's."
+)
+
+_FAMILIES: dict[str, dict] = {
+    "hopper": dict(env_id="Hopper-v5", env_kwargs=(), notes=(
+        _COMMON_V5_NOTES,
+        "Hopper-v5 has the same 11-dim observation, 3-dim action, reward terms, healthy checks and "
+        "1000-step limit as Hopper-v2.",
+    )),
+    "walker2d": dict(env_id="Walker2d-v5", env_kwargs=(), notes=(
+        _COMMON_V5_NOTES,
+        "Walker2d-v5 has the same 17-dim observation and 6-dim action as Walker2d-v2, but both feet have "
+        "friction 0.9 (in v2 the right foot had 1.9); gymnasium offers no kwarg to restore v2's asymmetry.",
+    )),
+    "halfcheetah": dict(env_id="HalfCheetah-v5", env_kwargs=(), notes=(
+        _COMMON_V5_NOTES,
+        "HalfCheetah-v5 has the same 17-dim observation, 6-dim action and reward as HalfCheetah-v2.",
+    )),
+    "ant": dict(env_id="Ant-v5", env_kwargs=(("include_cfrc_ext_in_observation", False),), notes=(
+        _COMMON_V5_NOTES,
+        "D4RL's Ant-v2 observation is 111-dim: 27 position/velocity dims plus 84 contact-force dims that "
+        "are identically zero under MuJoCo 2.0 (mujoco-py's cfrc_ext bug). Ant-v5's default is 105-dim "
+        "(78 contact-force dims that are NOT zero). We use Ant-v5 with include_cfrc_ext_in_observation=False: "
+        "27 dims, the informative part of D4RL's observation. A real 111-dim D4RL ant file is converted "
+        "explicitly by dropping its 84 contact columns, and only if they are all zero (else an error).",
+        "Ant-v5 charges a contact cost (weight 5e-4) that was effectively zero in Ant-v2; returns can be "
+        "slightly lower than under v2 for the same behaviour.",
+    )),
+    "antmaze": dict(env_id="AntMaze_UMaze-v5", env_kwargs=(), notes=(
+        "AntMaze comes from gymnasium-robotics (not installed by default: pip install '.[antmaze]'); "
+        "support is tracked in issue 10.",
+    )),
+}
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str  # e.g. "hopper-medium"
+    family: str  # "hopper" | "walker2d" | "halfcheetah" | "ant" | "antmaze"
+    level: str  # "medium" | "medium-replay" | "random" | "expert" | "umaze" | "umaze-diverse"
+    env_id: str
+    ref_min_score: float
+    ref_max_score: float
+    domain: str  # "locomotion" | "antmaze"
+    max_episode_steps: int
+    d4rl_name: str  # D4RL's id, e.g. "hopper-medium-v2"
+    minari_id: str  # Minari id of a comparable dataset ("" if Minari has none), e.g. "mujoco/hopper/medium-v0"
+    env_kwargs: tuple = ()  # (key, value) pairs passed to gym.make
+    env_notes: tuple = field(default=(), compare=False)  # how the env differs from D4RL's
+
+    @property
+    def available(self) -> bool:
+        """False for entries that are registered but not usable yet (AntMaze, issue 10)."""
+        return self.domain != "antmaze"
+
+    def make_env(self, **kwargs) -> gym.Env:
+        """A fresh gymnasium environment for this dataset (a picklable bound method)."""
+        if not self.available:
+            raise DatasetUnavailable(
+                f"{self.name}: AntMaze environments are not available yet (issue 10: needs gymnasium-robotics "
+                f"and the AntMaze loader)")
+        return gym.make(self.env_id, max_episode_steps=self.max_episode_steps,
+                        **{**dict(self.env_kwargs), **kwargs})
+
+    def score_fn(self, returns) -> np.ndarray:
+        """D4RL normalized scores of raw returns."""
+        return normalize(returns, self.ref_min_score, self.ref_max_score)
+
+    def env_versions(self) -> dict:
+        import mujoco
+        return {"env_id": self.env_id, "env_kwargs": dict(self.env_kwargs),
+                "gymnasium": gym.__version__, "mujoco": mujoco.__version__}
+
+
+def _build() -> dict[str, DatasetSpec]:
+    specs: dict[str, DatasetSpec] = {}
+    for family in ("hopper", "walker2d", "halfcheetah", "ant"):
+        ref = reference(family)
+        fam = _FAMILIES[family]
+        for level in ("medium", "medium-replay", "random", "expert"):
+            name = f"{family}-{level}"
+            specs[name] = DatasetSpec(
+                name=name, family=family, level=level, env_id=fam["env_id"],
+                ref_min_score=ref.min_score, ref_max_score=ref.max_score, domain="locomotion",
+                max_episode_steps=1000, d4rl_name=f"{name}-v2",
+                minari_id=f"mujoco/{family}/{level}-v0" if level in ("medium", "expert") else "",
+                env_kwargs=fam["env_kwargs"], env_notes=fam["notes"])
+    ref = reference("antmaze")
+    for level in ("umaze", "umaze-diverse"):
+        name = f"antmaze-{level}"
+        specs[name] = DatasetSpec(
+            name=name, family="antmaze", level=level, env_id=_FAMILIES["antmaze"]["env_id"],
+            ref_min_score=ref.min_score, ref_max_score=ref.max_score, domain="antmaze",
+            max_episode_steps=700, d4rl_name=f"{name}-v2", minari_id=f"D4RL/antmaze/{level}-v1",
+            env_notes=_FAMILIES["antmaze"]["notes"])
+    return specs
+
+
+DATASETS: dict[str, DatasetSpec] = _build()
+
+# The ten datasets of the paper's Table 1.
+TABLE1_DATASETS: tuple[str, ...] = tuple(
+    f"{f}-{lvl}" for f in ("hopper", "walker2d", "halfcheetah", "ant") for lvl in ("medium", "medium-replay")
+) + ("antmaze-umaze", "antmaze-umaze-diverse")
+
+
+def get_spec(name: str) -> DatasetSpec:
+    if name not in DATASETS:
+        raise UnknownDataset(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
+    return DATASETS[name]
+
+
+def normalized_score(name: str, returns) -> np.ndarray:
+    """D4RL normalized score of raw returns on dataset ``name`` (or family, e.g. "hopper")."""
+    if name in DATASETS:
+        return DATASETS[name].score_fn(returns)
+    try:
+        ref = reference(name)
+    except KeyError:
+        raise UnknownDataset(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}") from None
+    return normalize(returns, ref.min_score, ref.max_score)
+
+
+def data_dir(data_dir: str | os.PathLike | None = None) -> Path:
+    """The dataset directory: the argument, else $ODT_DATA_DIR, else ~/.cache/odt-bench/datasets."""
+    if data_dir is None:
+        data_dir = os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR
+    return Path(data_dir).expanduser()
