@@ -34,6 +34,11 @@ class TrainingDiverged(RuntimeError):
     """A loss or parameter became NaN or inf; the last good checkpoint is kept."""
 
 
+class StopRequested(Exception):
+    """Raised at a safe point, right after a checkpoint, once ``request_stop`` was called
+    (e.g. from a SIGTERM/SIGUSR handler as Slurm sends before a time limit or preemption)."""
+
+
 def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -99,6 +104,7 @@ class ODTTrainer:
         self.counters = Counters()
         self._running = _Running()
         self._envs: dict[int, gym.vector.VectorEnv] = {}
+        self._stop_requested = False
 
     # ----- construction helpers ----------------------------------------------------------
     def _check_env_shapes(self) -> None:
@@ -122,6 +128,25 @@ class ODTTrainer:
         if n not in self._envs:
             self._envs[n] = gym.vector.SyncVectorEnv([self.make_env for _ in range(n)])
         return self._envs[n]
+
+    def request_stop(self) -> None:
+        """Ask the running phase to checkpoint and raise StopRequested at its next safe
+        point (after the current update while pretraining, after the current round online).
+        Safe to call from a signal handler."""
+        self._stop_requested = True
+
+    def _save(self, checkpoint: Callable[[], None] | None) -> None:
+        """Checkpoint only a model whose parameters are finite, so the last good one stays."""
+        if not all(torch.isfinite(p).all() for p in self.model.parameters()):
+            raise TrainingDiverged(f"parameters became NaN or inf by update {self.counters.updates}; "
+                                   "the last good checkpoint is kept")
+        if checkpoint is not None:
+            checkpoint()
+
+    def _safe_point(self, checkpoint: Callable[[], None] | None) -> None:
+        if self._stop_requested:
+            self._save(checkpoint)
+            raise StopRequested(f"stopped on request at update {self.counters.updates}")
 
     @property
     def lam(self) -> float:
@@ -216,10 +241,11 @@ class ODTTrainer:
             if k.updates % c.eval_every_updates == 0 and k.updates < c.pretrain_updates:
                 row = self._eval_row("pretrain", log)
                 bar.write(_describe(row))
-            if k.updates % c.checkpoint_every_updates == 0 and checkpoint is not None:
+            if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
                 k.wall_time += time.perf_counter() - start
                 start = time.perf_counter()
-                checkpoint()
+                self._save(checkpoint)
+                self._safe_point(checkpoint=None)
         bar.close()
         row = self._eval_row("pretrain", log)
         if self.progress:
@@ -228,8 +254,8 @@ class ODTTrainer:
         k.wall_time += time.perf_counter() - start
         self.buffer = TrajectoryBuffer.from_offline(self.dataset, c.online.buffer_size,
                                                     c.online.buffer_init, self.rng)
-        if checkpoint is not None:
-            checkpoint()
+        self._save(checkpoint)
+        self._safe_point(checkpoint=None)
         return row
 
     # ----- Algorithm 1: the online loop --------------------------------------------------
@@ -272,8 +298,11 @@ class ODTTrainer:
                 row = self._eval_row("online", log)
                 bar.write(_describe(row))
             k.wall_time += time.perf_counter() - start
-            if checkpoint is not None:
-                checkpoint()
+            every = c.checkpoint_every_updates
+            crossed = k.updates // every > (k.updates - c.online.updates_per_round) // every
+            if crossed or self._stop_requested or k.online_samples >= budget:
+                self._save(checkpoint)
+            self._safe_point(checkpoint=None)
         bar.close()
         return row
 

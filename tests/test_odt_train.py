@@ -137,3 +137,43 @@ def test_dataset_that_does_not_fit_the_env_is_an_error(hopper_random):
                          hopper_random.lengths, hopper_random.terminated)
     with pytest.raises(ValueError, match="do not fit the environment"):
         ODTTrainer(_cfg(), wrong, make_hopper, progress=False)
+
+
+def test_stop_request_checkpoints_then_raises_and_resume_matches(hopper_random, tmp_path):
+    from odt.train import StopRequested
+
+    straight = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
+    straight.pretrain()
+    straight.finetune()
+
+    manager = CheckpointManager(tmp_path)
+    trainer = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
+    saves = []
+
+    def save():
+        saves.append(trainer.counters.updates)
+        manager.save(trainer.state_dict(), trainer.counters.updates)
+        if trainer.counters.rounds >= 2 and not trainer._stop_requested:
+            trainer.request_stop()  # as a SIGTERM handler would, mid-way through the online phase
+
+    trainer.pretrain(checkpoint=save)
+    with pytest.raises(StopRequested):
+        trainer.finetune(checkpoint=save)
+    assert saves[-1] == trainer.counters.updates < straight.counters.updates
+    resumed = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
+    resumed.load_state_dict(manager.load_latest().state)
+    assert resumed.counters.updates == trainer.counters.updates
+    resumed.pretrain()
+    resumed.finetune()
+    torch.testing.assert_close(_params(resumed), _params(straight), rtol=0, atol=0)
+
+
+def test_nan_parameters_stop_before_a_checkpoint_is_written(hopper_random, tmp_path):
+    manager = CheckpointManager(tmp_path)
+    trainer = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
+    manager.save(trainer.state_dict(), 0)
+    with torch.no_grad():
+        trainer.model.head.mean.bias.fill_(float("inf"))  # the loss stays finite for a moment
+    with pytest.raises(TrainingDiverged):
+        trainer._save(lambda: manager.save(trainer.state_dict(), 1))
+    assert [p.name for p in manager.paths()] == ["ckpt-000000000000.pt"]
