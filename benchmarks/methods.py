@@ -1,21 +1,34 @@
 """The method registry: names the runner knows, mapped to configs and agents.
 
 Every method is built the same way and presents the interface in baselines/interface.py.
-``odt`` is the paper's finetuning protocol (short pretraining with the finetuning table, then
-the online budget); ``odt-offline`` its offline protocol (1e5 updates, the offline table),
-which gives Table 1's "ODT (offline)" column.
+
+* ``odt``: the paper's finetuning protocol (short pretraining with the finetuning table, then
+  the online budget); ``odt-offline``: its offline protocol (1e5 updates, the offline table),
+  which gives Table 1's "ODT (offline)" column.
+* ``dt``: the original Decision Transformer, offline only (baselines/dt.py).
+* ``iql``: Implicit Q-Learning, offline then finetuned online (baselines/iql.py); its
+  end-of-pretraining row gives "IQL (offline)", its last row "IQL (0.2m)".
+
+Run one method from the command line (a quick check, not the benchmark runner)::
+
+    python -m benchmarks.methods iql hopper-medium --preset smoke
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import time
 from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from baselines.dt import dt_agent, dt_config
 from baselines.interface import Agent
-from odt.config import ConfigError, make_config
+from baselines.iql import IQLAgent, iql_config
+from odt.config import PRESETS, ConfigError, make_config
 from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
 
@@ -31,10 +44,16 @@ def _odt_agent(cfg, data: Trajectories, make_env: Callable[[], gym.Env],
     return ODTTrainer(cfg, data, make_env, score_fn=score_fn, progress=progress)
 
 
+def _iql_agent(cfg, data, make_env, score_fn, progress) -> Agent:
+    return IQLAgent(cfg, data, make_env, score_fn=score_fn, progress=progress)
+
+
 # name -> (config builder, agent builder)
 METHODS: dict[str, tuple[Callable, Callable]] = {
     "odt": (_odt_config("online"), _odt_agent),
     "odt-offline": (_odt_config("offline"), _odt_agent),
+    "dt": (dt_config, dt_agent),
+    "iql": (iql_config, _iql_agent),
 }
 
 
@@ -52,3 +71,69 @@ def build_agent(method: str, cfg, data: Trajectories, make_env: Callable[[], gym
                 score_fn: Callable[[np.ndarray], np.ndarray] | None = None, progress: bool = True) -> Agent:
     _require(method)
     return METHODS[method][1](cfg, data, make_env, score_fn, progress)
+
+
+# --------------------------------------------------------------------------------------------
+# A thin CLI: one method, one dataset, pretrain -> finetune, final scores as JSON.
+# --------------------------------------------------------------------------------------------
+def _parse_overrides(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--set {item!r}: expected field=value, e.g. model.embed_dim=64")
+        out[key] = value
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.methods",
+        description="Train one registered method on one dataset (offline phase, then online "
+                    "phase) and print the end-of-phase evaluations as JSON. For quick checks; "
+                    "benchmark runs with records on disk go through the runner.")
+    p.add_argument("method", help=f"one of: {', '.join(sorted(METHODS))}")
+    p.add_argument("dataset", help="a dataset name, e.g. hopper-medium")
+    p.add_argument("--preset", default="smoke", choices=PRESETS, help="config scale (default: smoke)")
+    p.add_argument("--size", default="full", choices=("full", "smoke"), help="dataset size to load")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
+                   help="config overrides, e.g. --set offline_updates=1000")
+    p.add_argument("--out", help="also write the result JSON to this file (atomically)")
+    args = p.parse_args(argv)
+
+    import torch
+
+    from benchmarks.datasets import load_dataset
+    from odt.checkpoint import atomic_write_bytes
+
+    torch.set_num_threads(args.threads)
+    cfg = method_config(args.method, args.dataset, args.preset, args.seed, _parse_overrides(args.set))
+    loaded = load_dataset(args.dataset, size=args.size)
+    agent = build_agent(args.method, cfg, loaded.trajectories, loaded.spec.make_env, loaded.score_fn)
+    start = time.perf_counter()
+    try:
+        offline = agent.pretrain()
+        online = agent.finetune()
+    finally:
+        agent.close()
+    drop = ("returns",)
+    result = {
+        "method": args.method, "dataset": args.dataset, "preset": args.preset, "seed": args.seed,
+        "provenance": {k: v for k, v in loaded.provenance.items() if isinstance(v, (str, int, float))},
+        "offline": {k: v for k, v in (offline or {}).items() if k not in drop},
+        "online": {k: v for k, v in (online or {}).items() if k not in drop} or None,
+        "updates": agent.counters.updates, "online_samples": agent.counters.online_samples,
+        "wall_time_s": time.perf_counter() - start,
+    }
+    text = json.dumps(result, indent=2, default=float)
+    print(text)
+    if args.out:
+        from pathlib import Path
+        atomic_write_bytes(Path(args.out), text.encode())
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,592 @@
+"""Implicit Q-Learning (Kostrikov, Nair & Levine, ICLR 2022): offline, then online finetuning.
+
+One file, readable top to bottom (config, pure loss functions, networks, replay buffer,
+agent). What it implements, as published:
+
+* V is fit by expectile regression to the target twin-Q minimum:
+  L_V = E[ |tau - 1(u < 0)| u^2 ],  u = min(Q1', Q2')(s, a) - V(s).
+* Each Q is fit to r + gamma * (1 - done) * V(s') (no max over actions, no policy in the
+  target); the target critic tracks the critic by Polyak averaging with rate tau.
+* The policy is extracted by advantage-weighted regression:
+  L_pi = -E[ min(exp(beta * (min Q' - V)), 100) * log pi(a | s) ].
+* The policy is a Gaussian with a tanh'd mean and a state-independent log-std (clipped to
+  [-5, 2]); evaluation takes the mean, exploration samples and clips to [-1, 1].
+* Reward scaling: locomotion rewards times 1000 / (max return - min return) over the dataset's
+  trajectories; AntMaze rewards minus 1. New online rewards get the same transform.
+* Order of one update as in the reference implementation: V, then the actor (with the new
+  V), then Q (with the new V at s'), then the Polyak step.
+* The actor's learning rate follows a cosine decay over the offline updates (the published
+  locomotion setting); online it is constant, as in the published finetuning setting.
+* Online finetuning: a transition replay buffer holding the offline data followed by the new
+  samples (FIFO at ``buffer_size``), one gradient update per environment step.
+
+Resume is exact: ``state_dict`` holds networks, optimisers, the online transitions (the
+offline ones are rebuilt from the dataset), RNG states and counters. Online checkpoints are
+taken at episode boundaries, so no simulator state is needed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from odt.config import PRESETS, ConfigError, apply_overrides, domain_defaults, known_datasets
+from odt.train import TrainingDiverged, resolve_device
+from odt.trajectories import DatasetError, Trajectories
+
+EnvFactory = Callable[[], gym.Env]
+ScoreFn = Callable[[np.ndarray], np.ndarray]
+Logger = Callable[[dict], None]
+
+
+# --------------------------------------------------------------------------------------------
+# Config
+# --------------------------------------------------------------------------------------------
+@dataclass
+class IQLConfig:
+    domain: str = "locomotion"  # "locomotion" | "antmaze": reward scaling and defaults
+    hidden_dim: int = 256
+    n_hidden: int = 2  # hidden layers of every MLP: (256, 256)
+    actor_lr: float = 3e-4
+    critic_lr: float = 3e-4
+    value_lr: float = 3e-4
+    actor_schedule: str = "cosine"  # offline phase: "cosine" (published) | "constant"
+    discount: float = 0.99
+    tau: float = 0.005  # Polyak rate of the target critic
+    expectile: float = 0.7
+    temperature: float = 3.0  # beta of the advantage weights
+    max_weight: float = 100.0
+    log_std_min: float = -5.0
+    log_std_max: float = 2.0
+    batch_size: int = 256
+    offline_updates: int = 1_000_000
+    online_samples: int = 200_000
+    buffer_size: int = 1_000_000  # transitions; FIFO over offline data then online samples
+    eval_episodes: int = 10
+    eval_every_updates: int = 5000  # offline phase
+    eval_every_samples: int = 5000  # online phase
+    checkpoint_every_updates: int = 5000
+    device: str = "auto"
+    seed: int = 0
+
+    def validate(self) -> IQLConfig:
+        def check(cond: bool, name: str, rule: str) -> None:
+            if not cond:
+                raise ConfigError(f"{name}={getattr(self, name)!r} is out of range: {rule}")
+
+        check(self.domain in ("locomotion", "antmaze"), "domain", "locomotion | antmaze")
+        check(self.actor_schedule in ("cosine", "constant"), "actor_schedule", "cosine | constant")
+        for name in ("hidden_dim", "n_hidden", "batch_size", "buffer_size", "eval_episodes",
+                     "eval_every_updates", "eval_every_samples", "checkpoint_every_updates"):
+            check(getattr(self, name) >= 1, name, ">= 1")
+        for name in ("offline_updates", "online_samples"):
+            check(getattr(self, name) >= 0, name, ">= 0")
+        for name in ("actor_lr", "critic_lr", "value_lr", "temperature", "max_weight"):
+            check(getattr(self, name) > 0, name, "> 0")
+        check(0.0 <= self.discount <= 1.0, "discount", "in [0, 1]")
+        check(0.0 < self.tau <= 1.0, "tau", "in (0, 1]")
+        check(0.0 < self.expectile < 1.0, "expectile", "in (0, 1)")
+        check(self.log_std_min < self.log_std_max, "log_std_min", "< log_std_max")
+        return self
+
+
+def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
+               overrides: dict[str, Any] | None = None) -> IQLConfig:
+    """IQL's published configuration for a dataset, scaled by preset, then overrides.
+
+    ``cpu`` divides the update and sample counts by 10 (1e5 offline updates, 20k online
+    samples) and keeps the networks, batch, learning rates and buffer capacity: IQL's MLPs
+    are cheap on a CPU, and the capacity is kept so the buffer still starts with the whole
+    dataset. ``smoke`` runs in seconds and is not a result.
+    """
+    if dataset not in known_datasets():
+        raise ConfigError(f"unknown dataset {dataset!r}; known: {', '.join(known_datasets())}")
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    cfg = IQLConfig(seed=seed, eval_episodes=domain_defaults(dataset)["eval_episodes"])
+    if dataset.startswith("antmaze"):
+        cfg = dataclasses.replace(cfg, domain="antmaze", expectile=0.9, temperature=10.0,
+                                  buffer_size=2_000_000)
+    if preset == "cpu":
+        cfg = dataclasses.replace(cfg, offline_updates=cfg.offline_updates // 10,
+                                  online_samples=cfg.online_samples // 10,
+                                  eval_every_updates=10_000, eval_every_samples=2000,
+                                  checkpoint_every_updates=5000)
+    elif preset == "smoke":
+        cfg = dataclasses.replace(cfg, hidden_dim=32, batch_size=32, offline_updates=40,
+                                  online_samples=300, eval_episodes=2, eval_every_updates=20,
+                                  eval_every_samples=150, checkpoint_every_updates=20)
+    return apply_overrides(cfg.validate(), overrides or {})
+
+
+# --------------------------------------------------------------------------------------------
+# The math: pure functions over tensors
+# --------------------------------------------------------------------------------------------
+def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
+    """Mean of |expectile - 1(diff < 0)| * diff^2 (asymmetric L2; diff = target - prediction)."""
+    weight = torch.where(diff > 0, expectile, 1.0 - expectile)
+    return (weight * diff.pow(2)).mean()
+
+
+def awr_weights(advantage: torch.Tensor, temperature: float, max_weight: float) -> torch.Tensor:
+    """exp(temperature * advantage), clipped from above at max_weight."""
+    return torch.exp(temperature * advantage).clamp(max=max_weight)
+
+
+def td_target(reward: torch.Tensor, done: torch.Tensor, next_v: torch.Tensor, discount: float) -> torch.Tensor:
+    return reward + discount * (1.0 - done) * next_v
+
+
+def cosine_factor(step: int, total: int) -> float:
+    """Cosine decay from 1 to 0 over total steps (then 0), as optax.cosine_decay_schedule."""
+    if total <= 0:
+        return 1.0
+    return 0.5 * (1.0 + math.cos(math.pi * min(step, total) / total))
+
+
+def reward_scale(domain: str, trajectory_returns: np.ndarray) -> tuple[float, float]:
+    """(multiplier, offset) of IQL's reward transform r' = multiplier * r + offset."""
+    if domain == "antmaze":
+        return 1.0, -1.0
+    spread = float(np.max(trajectory_returns) - np.min(trajectory_returns))
+    if not spread > 0:
+        raise DatasetError("rewards: every trajectory has the same return, so IQL's locomotion "
+                           "scaling 1000 / (max return - min return) is undefined")
+    return 1000.0 / spread, 0.0
+
+
+def transitions(data: Trajectories) -> dict[str, np.ndarray]:
+    """(s, a, r, s', done) from trajectories.
+
+    The last step of a trajectory that ended by truncation has no next observation and is
+    dropped; the last step of a terminated one is kept with done=1 (its s' is never used, the
+    state itself stands in).
+    """
+    n = data.num_steps
+    starts = np.repeat(data.starts, data.lengths)
+    pos = np.arange(n) - starts
+    last = pos == np.repeat(data.lengths, data.lengths) - 1
+    terminal = last & np.repeat(data.terminated, data.lengths)
+    keep = ~last | terminal
+    nxt = np.where(last, np.arange(n), np.arange(n) + 1)
+    return {
+        "observations": data.observations[keep],
+        "actions": data.actions[keep],
+        "rewards": data.rewards[keep].astype(np.float32),
+        "next_observations": data.observations[nxt[keep]],
+        "dones": terminal[keep].astype(np.float32),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Networks
+# --------------------------------------------------------------------------------------------
+def mlp(in_dim: int, hidden: int, n_hidden: int, out_dim: int) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i in range(n_hidden):
+        layers += [nn.Linear(in_dim if i == 0 else hidden, hidden), nn.ReLU()]
+    layers.append(nn.Linear(hidden if n_hidden else in_dim, out_dim))
+    return nn.Sequential(*layers)
+
+
+class TwinQ(nn.Module):
+    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int):
+        super().__init__()
+        self.q1 = mlp(obs_dim + act_dim, hidden, n_hidden, 1)
+        self.q2 = mlp(obs_dim + act_dim, hidden, n_hidden, 1)
+
+    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.cat([obs, act], dim=-1)
+        return self.q1(x).squeeze(-1), self.q2(x).squeeze(-1)
+
+
+class ValueNet(nn.Module):
+    def __init__(self, obs_dim: int, hidden: int, n_hidden: int):
+        super().__init__()
+        self.net = mlp(obs_dim, hidden, n_hidden, 1)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs).squeeze(-1)
+
+
+class GaussianActor(nn.Module):
+    """N(tanh(mu(s)), exp(log_std)^2) with a learned state-independent log-std."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int,
+                 log_std_min: float, log_std_max: float):
+        super().__init__()
+        self.net = mlp(obs_dim, hidden, n_hidden, act_dim)
+        self.log_std = nn.Parameter(torch.zeros(act_dim))
+        self.log_std_min, self.log_std_max = log_std_min, log_std_max
+
+    def forward(self, obs: torch.Tensor) -> torch.distributions.Normal:
+        mean = torch.tanh(self.net(obs))
+        std = self.log_std.clamp(self.log_std_min, self.log_std_max).exp()
+        return torch.distributions.Normal(mean, std.expand_as(mean))
+
+    def log_prob(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        return self(obs).log_prob(act).sum(-1)
+
+
+# --------------------------------------------------------------------------------------------
+# Replay buffer: the offline transitions followed by the online ones, newest `capacity` kept
+# --------------------------------------------------------------------------------------------
+_FIELDS = ("observations", "actions", "rewards", "next_observations", "dones")
+
+
+class TransitionBuffer:
+    """Rows are stored in arrival order (offline first); sampling is uniform over the newest
+    ``capacity`` rows, which is a FIFO without ever moving data."""
+
+    def __init__(self, offline: dict[str, np.ndarray], capacity: int, max_online: int):
+        self.capacity = capacity
+        self.num_offline = len(offline["rewards"])
+        total = self.num_offline + max_online
+        self.arrays = {}
+        for k in _FIELDS:
+            arr = np.zeros((total, *offline[k].shape[1:]), dtype=np.float32)
+            arr[: self.num_offline] = offline[k]
+            self.arrays[k] = torch.from_numpy(arr)
+        self.size = self.num_offline
+
+    def add(self, obs, act, reward: float, next_obs, done: float) -> None:
+        if self.size >= len(self.arrays["rewards"]):
+            raise RuntimeError("transition buffer is full: more online samples than configured")
+        for k, v in zip(_FIELDS, (obs, act, reward, next_obs, done), strict=True):
+            self.arrays[k][self.size] = torch.as_tensor(v, dtype=torch.float32)
+        self.size += 1
+
+    @property
+    def low(self) -> int:
+        return max(0, self.size - self.capacity)
+
+    def __len__(self) -> int:
+        return self.size - self.low
+
+    def sample(self, rng: np.random.Generator, batch_size: int, device: torch.device) -> dict[str, torch.Tensor]:
+        idx = torch.from_numpy(rng.integers(self.low, self.size, size=batch_size))
+        return {k: v[idx].to(device) for k, v in self.arrays.items()}
+
+    def online_rows(self) -> dict[str, torch.Tensor]:
+        return {k: v[self.num_offline: self.size].clone() for k, v in self.arrays.items()}
+
+    def load_online_rows(self, rows: dict[str, torch.Tensor]) -> None:
+        n = len(rows["rewards"])
+        for k in _FIELDS:
+            self.arrays[k][self.num_offline: self.num_offline + n] = rows[k]
+        self.size = self.num_offline + n
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation with a deterministic policy in a vector env
+# --------------------------------------------------------------------------------------------
+def run_policy_episodes(act: Callable[[np.ndarray], np.ndarray], envs: gym.vector.VectorEnv,
+                        seeds: list[int], max_steps: int = 100_000) -> tuple[np.ndarray, np.ndarray]:
+    """One episode per sub-environment, all stepped together; returns (returns, lengths)."""
+    n = envs.num_envs
+    returns, lengths = np.zeros(n), np.zeros(n, dtype=np.int64)
+    alive = np.ones(n, dtype=bool)
+    obs, _ = envs.reset(seed=list(seeds))
+    for _ in range(max_steps):
+        obs, reward, term, trunc, _ = envs.step(act(obs))
+        returns[alive] += reward[alive]
+        lengths[alive] += 1
+        alive &= ~(term | trunc)
+        if not alive.any():
+            break
+    return returns, lengths
+
+
+# --------------------------------------------------------------------------------------------
+# The agent
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Counters:
+    updates: int = 0  # gradient updates, offline and online together
+    online_samples: int = 0
+    episodes: int = 0  # online training episodes finished
+    evaluations: int = 0
+    pretrain_done: bool = False
+    wall_time: float = 0.0
+
+
+@dataclass
+class _Running:
+    sums: dict = field(default_factory=dict)
+    count: int = 0
+
+    def add(self, metrics: dict) -> None:
+        for k, v in metrics.items():
+            self.sums[k] = self.sums.get(k, 0.0) + v
+        self.count += 1
+
+    def pop(self) -> dict:
+        out = {k: v / self.count for k, v in self.sums.items()} if self.count else {}
+        self.sums, self.count = {}, 0
+        return out
+
+
+class IQLAgent:
+    def __init__(self, cfg: IQLConfig, dataset: Trajectories, make_env: EnvFactory,
+                 score_fn: ScoreFn | None = None, progress: bool = True):
+        cfg.validate()
+        self.cfg, self.dataset, self.make_env = cfg, dataset, make_env
+        self.score_fn, self.progress = score_fn, progress
+        self.device = resolve_device(cfg.device)
+        obs_dim, act_dim = dataset.obs_dim, dataset.act_dim
+        self._check_env_shapes(obs_dim, act_dim)
+
+        torch.manual_seed(cfg.seed)
+        self.rng = np.random.default_rng(cfg.seed)
+        self.explore_gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 1)
+        h, nh = cfg.hidden_dim, cfg.n_hidden
+        self.actor = GaussianActor(obs_dim, act_dim, h, nh, cfg.log_std_min, cfg.log_std_max).to(self.device)
+        self.critic = TwinQ(obs_dim, act_dim, h, nh).to(self.device)
+        self.target_critic = TwinQ(obs_dim, act_dim, h, nh).to(self.device)
+        self.target_critic.load_state_dict(self.critic.state_dict())
+        self.target_critic.requires_grad_(False)
+        self.value = ValueNet(obs_dim, h, nh).to(self.device)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr)
+        self.value_opt = torch.optim.Adam(self.value.parameters(), lr=cfg.value_lr)
+
+        self.reward_scale = reward_scale(cfg.domain, dataset.returns())
+        offline = transitions(dataset)
+        offline["rewards"] = self._scale(offline["rewards"])
+        self.buffer = TransitionBuffer(offline, cfg.buffer_size, cfg.online_samples)
+        self.counters = Counters()
+        self._running = _Running()
+        self._eval_envs: gym.vector.VectorEnv | None = None
+        self._env: gym.Env | None = None
+
+    def _check_env_shapes(self, obs_dim: int, act_dim: int) -> None:
+        env = self.make_env()
+        try:
+            obs_shape, act_shape = env.observation_space.shape, env.action_space.shape
+        finally:
+            env.close()
+        if obs_shape != (obs_dim,) or act_shape != (act_dim,):
+            raise ValueError(f"dataset shapes (obs {obs_dim}, act {act_dim}) do not fit the "
+                             f"environment (obs {obs_shape}, act {act_shape})")
+
+    def _scale(self, rewards):
+        mult, offset = self.reward_scale
+        return (rewards * mult + offset).astype(np.float32) if isinstance(rewards, np.ndarray) \
+            else float(rewards) * mult + offset
+
+    # ----- one gradient update -----------------------------------------------------------
+    def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+        c = self.cfg
+        obs, act = batch["observations"], batch["actions"]
+        with torch.no_grad():
+            q_target = torch.min(*self.target_critic(obs, act))
+
+        v = self.value(obs)
+        value_loss = expectile_loss(q_target - v, c.expectile)
+        self.value_opt.zero_grad(set_to_none=True)
+        value_loss.backward()
+        self.value_opt.step()
+
+        with torch.no_grad():
+            advantage = q_target - self.value(obs)
+            weights = awr_weights(advantage, c.temperature, c.max_weight)
+            next_v = self.value(batch["next_observations"])
+        actor_loss = -(weights * self.actor.log_prob(obs, act)).mean()
+        self._set_actor_lr()
+        self.actor_opt.zero_grad(set_to_none=True)
+        actor_loss.backward()
+        self.actor_opt.step()
+
+        target = td_target(batch["rewards"], batch["dones"], next_v, c.discount)
+        q1, q2 = self.critic(obs, act)
+        q_loss = (q1 - target).pow(2).mean() + (q2 - target).pow(2).mean()
+        self.critic_opt.zero_grad(set_to_none=True)
+        q_loss.backward()
+        self.critic_opt.step()
+
+        with torch.no_grad():
+            for p, tp in zip(self.critic.parameters(), self.target_critic.parameters(), strict=True):
+                tp.lerp_(p, c.tau)
+
+        metrics = {"value_loss": value_loss.item(), "actor_loss": actor_loss.item(),
+                   "q_loss": q_loss.item(), "advantage_mean": advantage.mean().item(),
+                   "weight_mean": weights.mean().item(), "v_mean": v.mean().item()}
+        if not all(math.isfinite(x) for x in metrics.values()):
+            raise TrainingDiverged(f"IQL losses {metrics} at update {self.counters.updates}")
+        self.counters.updates += 1
+        self._running.add(metrics)
+        return metrics
+
+    def _set_actor_lr(self) -> None:
+        c, k = self.cfg, self.counters
+        factor = 1.0
+        if c.actor_schedule == "cosine" and not k.pretrain_done:
+            factor = cosine_factor(k.updates, c.offline_updates)
+        for group in self.actor_opt.param_groups:
+            group["lr"] = c.actor_lr * factor
+
+    def sample_batch(self) -> dict[str, torch.Tensor]:
+        return self.buffer.sample(self.rng, self.cfg.batch_size, self.device)
+
+    # ----- acting ------------------------------------------------------------------------
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, sample: bool) -> np.ndarray:
+        dist = self.actor(torch.as_tensor(obs, dtype=torch.float32, device=self.device))
+        if not sample:
+            return dist.mean.cpu().numpy()
+        noise = torch.randn(dist.mean.shape, generator=self.explore_gen, device=self.device)
+        return (dist.mean + dist.stddev * noise).clamp(-1.0, 1.0).cpu().numpy()
+
+    def evaluate(self, episodes: int | None = None) -> dict:
+        n = episodes or self.cfg.eval_episodes
+        if self._eval_envs is None or self._eval_envs.num_envs != n:
+            if self._eval_envs is not None:
+                self._eval_envs.close()
+            self._eval_envs = gym.vector.SyncVectorEnv([self.make_env for _ in range(n)])
+        base = 10_000_000 + self.cfg.seed * 100_000 + self.counters.evaluations * n
+        self.actor.eval()
+        returns, lengths = run_policy_episodes(lambda o: self.act(o, sample=False), self._eval_envs,
+                                               [base + i for i in range(n)])
+        self.actor.train()
+        self.counters.evaluations += 1
+        row = {"return_mean": float(returns.mean()), "return_std": float(returns.std()),
+               "length_mean": float(lengths.mean()), "returns": [float(r) for r in returns]}
+        if self.score_fn is not None:
+            scores = np.asarray(self.score_fn(returns))
+            row.update(score_mean=float(scores.mean()), score_std=float(scores.std()))
+        return row
+
+    def _eval_row(self, phase: str, log: Logger | None) -> dict:
+        k = self.counters
+        row = {"phase": phase, "updates": k.updates, "online_samples": k.online_samples,
+               "episodes": k.episodes, **self._running.pop(), **self.evaluate()}
+        if log is not None:
+            log(row)
+        return row
+
+    def _say(self, bar: tqdm, row: dict) -> None:
+        if self.progress:
+            bar.write(_describe(row))
+
+    # ----- offline phase -----------------------------------------------------------------
+    def pretrain(self, log: Logger | None = None, checkpoint: Callable[[], None] | None = None) -> dict | None:
+        c, k = self.cfg, self.counters
+        if k.pretrain_done:
+            return None
+        bar = tqdm(total=c.offline_updates, initial=k.updates, desc="iql offline", unit="upd",
+                   disable=not self.progress, dynamic_ncols=True)
+        start = time.perf_counter()
+        while k.updates < c.offline_updates:
+            m = self.update(self.sample_batch())
+            bar.update(1)
+            if k.updates % 100 == 0:
+                bar.set_postfix(q=f"{m['q_loss']:.3f}", v=f"{m['value_loss']:.3f}", pi=f"{m['actor_loss']:.3f}")
+            if k.updates % c.eval_every_updates == 0 and k.updates < c.offline_updates:
+                self._say(bar, self._eval_row("pretrain", log))
+            if k.updates % c.checkpoint_every_updates == 0 and checkpoint is not None:
+                k.wall_time += time.perf_counter() - start
+                start = time.perf_counter()
+                checkpoint()
+        bar.close()
+        row = self._eval_row("pretrain", log)
+        self._say(bar, row)
+        k.pretrain_done = True
+        k.wall_time += time.perf_counter() - start
+        if checkpoint is not None:
+            checkpoint()
+        return row
+
+    # ----- online phase ------------------------------------------------------------------
+    def finetune(self, log: Logger | None = None, checkpoint: Callable[[], None] | None = None) -> dict | None:
+        """One environment step and one update at a time until the online budget is spent.
+
+        Checkpoints are taken at the end of an episode once checkpoint_every_updates steps
+        have passed, so a resumed run starts a fresh episode exactly where the original did.
+        """
+        c, k = self.cfg, self.counters
+        if not k.pretrain_done:
+            raise RuntimeError("finetune() before pretrain() finished")
+        budget = c.online_samples
+        if self._env is None:
+            self._env = self.make_env()
+        bar = tqdm(total=budget, initial=min(k.online_samples, budget), desc="iql online",
+                   unit="step", disable=not self.progress or budget == 0, dynamic_ncols=True)
+        row, obs, ep_return, ep_start = None, None, 0.0, k.online_samples
+        start = time.perf_counter()
+        while k.online_samples < budget:
+            if obs is None:
+                obs, _ = self._env.reset(seed=20_000_000 + c.seed * 100_000 + k.episodes)
+                ep_return, ep_start = 0.0, k.online_samples
+            action = self.act(obs[None], sample=True)[0]
+            next_obs, reward, term, trunc, _ = self._env.step(action)
+            self.buffer.add(obs, action, self._scale(reward), next_obs, float(term))
+            k.online_samples += 1
+            ep_return += float(reward)
+            obs = next_obs
+            m = self.update(self.sample_batch())
+            bar.update(1)
+            if k.online_samples % c.eval_every_samples == 0 or k.online_samples == budget:
+                k.wall_time += time.perf_counter() - start
+                start = time.perf_counter()
+                row = self._eval_row("online", log)
+                self._say(bar, row)
+            if term or trunc:
+                obs = None
+                k.episodes += 1
+                bar.set_postfix(ret=f"{ep_return:.0f}", q=f"{m['q_loss']:.3f}")
+                every = c.checkpoint_every_updates
+                if checkpoint is not None and ep_start // every != k.online_samples // every:
+                    k.wall_time += time.perf_counter() - start
+                    start = time.perf_counter()
+                    checkpoint()
+        k.wall_time += time.perf_counter() - start
+        bar.close()
+        return row
+
+    # ----- checkpointing -----------------------------------------------------------------
+    def state_dict(self) -> dict:
+        return {
+            "actor": self.actor.state_dict(), "critic": self.critic.state_dict(),
+            "target_critic": self.target_critic.state_dict(), "value": self.value.state_dict(),
+            "actor_opt": self.actor_opt.state_dict(), "critic_opt": self.critic_opt.state_dict(),
+            "value_opt": self.value_opt.state_dict(),
+            "online_transitions": self.buffer.online_rows(),
+            "counters": dict(vars(self.counters)),
+            "running": {"sums": dict(self._running.sums), "count": self._running.count},
+            "rng_numpy": self.rng.bit_generator.state,
+            "rng_torch": torch.get_rng_state(),
+            "rng_explore": self.explore_gen.get_state(),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        for name in ("actor", "critic", "target_critic", "value", "actor_opt", "critic_opt", "value_opt"):
+            getattr(self, name).load_state_dict(state[name])
+        self.buffer.load_online_rows(state["online_transitions"])
+        self.counters = Counters(**state["counters"])
+        self._running = _Running(dict(state["running"]["sums"]), state["running"]["count"])
+        self.rng.bit_generator.state = state["rng_numpy"]
+        torch.set_rng_state(state["rng_torch"])
+        self.explore_gen.set_state(state["rng_explore"])
+
+    def close(self) -> None:
+        for env in (self._eval_envs, self._env):
+            if env is not None:
+                env.close()
+        self._eval_envs = self._env = None
+
+
+def _describe(row: dict) -> str:
+    score = f" score {row['score_mean']:.1f}" if "score_mean" in row else ""
+    losses = f" q {row['q_loss']:.3f} v {row['value_loss']:.3f}" if "q_loss" in row else ""
+    return (f"[iql {row['phase']}] updates {row['updates']} samples {row['online_samples']} "
+            f"return {row['return_mean']:.1f}{score}{losses}")
