@@ -41,7 +41,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from odt.config import PRESETS, ConfigError, apply_overrides, domain_defaults, known_datasets
-from odt.train import TrainingDiverged, resolve_device
+from odt.train import StopRequested, TrainingDiverged, resolve_device
 from odt.trajectories import DatasetError, Trajectories
 
 EnvFactory = Callable[[], gym.Env]
@@ -368,6 +368,7 @@ class IQLAgent:
         self._running = _Running()
         self._eval_envs: gym.vector.VectorEnv | None = None
         self._env: gym.Env | None = None
+        self._stop_requested = False
 
     def _check_env_shapes(self, obs_dim: int, act_dim: int) -> None:
         env = self.make_env()
@@ -378,6 +379,22 @@ class IQLAgent:
         if obs_shape != (obs_dim,) or act_shape != (act_dim,):
             raise ValueError(f"dataset shapes (obs {obs_dim}, act {act_dim}) do not fit the "
                              f"environment (obs {obs_shape}, act {act_shape})")
+
+    def request_stop(self) -> None:
+        """Ask the running phase to checkpoint and raise odt.train.StopRequested at its next
+        safe point (after the current update offline, at the end of the current episode
+        online). Safe to call from a signal handler."""
+        self._stop_requested = True
+
+    def _save(self, checkpoint: Callable[[], None] | None) -> None:
+        """Checkpoint only finite parameters, so the last good checkpoint stays."""
+        for net in (self.actor, self.critic, self.value):
+            if not all(torch.isfinite(p).all() for p in net.parameters()):
+                raise TrainingDiverged(f"IQL parameters became NaN or inf by update {self.counters.updates}")
+        if checkpoint is not None:
+            checkpoint()
+        if self._stop_requested:
+            raise StopRequested(f"stopped on request at update {self.counters.updates}")
 
     def _scale(self, rewards):
         mult, offset = self.reward_scale
@@ -493,17 +510,16 @@ class IQLAgent:
                 bar.set_postfix(q=f"{m['q_loss']:.3f}", v=f"{m['value_loss']:.3f}", pi=f"{m['actor_loss']:.3f}")
             if k.updates % c.eval_every_updates == 0 and k.updates < c.offline_updates:
                 self._say(bar, self._eval_row("pretrain", log))
-            if k.updates % c.checkpoint_every_updates == 0 and checkpoint is not None:
+            if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
                 k.wall_time += time.perf_counter() - start
                 start = time.perf_counter()
-                checkpoint()
+                self._save(checkpoint)
         bar.close()
         row = self._eval_row("pretrain", log)
         self._say(bar, row)
         k.pretrain_done = True
         k.wall_time += time.perf_counter() - start
-        if checkpoint is not None:
-            checkpoint()
+        self._save(checkpoint)
         return row
 
     # ----- online phase ------------------------------------------------------------------
@@ -545,12 +561,14 @@ class IQLAgent:
                 k.episodes += 1
                 bar.set_postfix(ret=f"{ep_return:.0f}", q=f"{m['q_loss']:.3f}")
                 every = c.checkpoint_every_updates
-                if checkpoint is not None and ep_start // every != k.online_samples // every:
+                if ep_start // every != k.online_samples // every or self._stop_requested:
                     k.wall_time += time.perf_counter() - start
                     start = time.perf_counter()
-                    checkpoint()
+                    self._save(checkpoint)
         k.wall_time += time.perf_counter() - start
         bar.close()
+        if k.online_samples > ep_start:  # the budget can end mid-episode: record the finished run
+            self._save(checkpoint)
         return row
 
     # ----- checkpointing -----------------------------------------------------------------

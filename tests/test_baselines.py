@@ -1,0 +1,243 @@
+"""DT and IQL: IQL's losses on hand-made numbers, its data plumbing, learning signals on a
+small problem, and DT's configuration."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from conftest import make_hopper
+
+from baselines.dt import dt_config
+from baselines.iql import (
+    TransitionBuffer,
+    awr_weights,
+    cosine_factor,
+    expectile_loss,
+    iql_config,
+    reward_scale,
+    td_target,
+    transitions,
+)
+from benchmarks.methods import build_agent, method_config
+from odt.config import ConfigError
+from odt.train import StopRequested
+from odt.trajectories import DatasetError, Trajectories
+
+
+# ----- IQL's math on hand-made numbers ------------------------------------------------------
+def test_expectile_loss_matches_its_formula():
+    diff = torch.tensor([2.0, -1.0, 0.5, 0.0])
+    expected = (0.7 * 4.0 + 0.3 * 1.0 + 0.7 * 0.25 + 0.0) / 4
+    assert expectile_loss(diff, 0.7).item() == pytest.approx(expected)
+    assert expectile_loss(diff, 0.5).item() == pytest.approx(0.5 * (diff**2).mean().item())
+
+
+@pytest.mark.parametrize("tau", [0.5, 0.7, 0.9])
+def test_expectile_loss_is_minimised_at_the_expectile(tau):
+    # the tau-expectile of {0, 1} is tau: tau * (1 - v) = (1 - tau) * v
+    samples = torch.tensor([0.0, 1.0])
+    grid = torch.linspace(0, 1, 1001)
+    losses = torch.stack([expectile_loss(samples - v, tau) for v in grid])
+    assert grid[losses.argmin()].item() == pytest.approx(tau, abs=1e-3)
+
+
+def test_awr_weights_are_exp_of_scaled_advantage_clipped_at_100():
+    adv = torch.tensor([0.0, 1.0, -1.0, 10.0, 1e4])
+    w = awr_weights(adv, temperature=3.0, max_weight=100.0)
+    np.testing.assert_allclose(w.numpy(), [1.0, math.exp(3), math.exp(-3), 100.0, 100.0], rtol=1e-6)
+
+
+def test_td_target_stops_at_terminals():
+    r, d, v = torch.tensor([1.0, 1.0]), torch.tensor([0.0, 1.0]), torch.tensor([10.0, 10.0])
+    np.testing.assert_allclose(td_target(r, d, v, 0.99).numpy(), [10.9, 1.0], rtol=1e-6)
+
+
+def test_cosine_factor_decays_from_one_to_zero():
+    assert cosine_factor(0, 100) == 1.0
+    assert cosine_factor(50, 100) == pytest.approx(0.5)
+    assert cosine_factor(100, 100) == pytest.approx(0.0) and cosine_factor(500, 100) == pytest.approx(0.0)
+
+
+def test_reward_scaling_per_domain():
+    mult, offset = reward_scale("locomotion", np.array([100.0, 600.0, 300.0]))
+    assert (mult, offset) == (pytest.approx(2.0), 0.0)
+    assert reward_scale("antmaze", np.array([0.0, 1.0])) == (1.0, -1.0)
+    with pytest.raises(DatasetError, match="rewards"):
+        reward_scale("locomotion", np.array([5.0, 5.0]))
+
+
+# ----- data plumbing ------------------------------------------------------------------------
+def _traj(n, value, terminated):
+    obs = np.arange(n, dtype=np.float32)[:, None] + value
+    return dict(observations=obs, actions=np.zeros((n, 1), np.float32),
+                rewards=np.full(n, value, np.float32), terminated=terminated)
+
+
+def test_transitions_drop_truncated_ends_and_flag_terminals():
+    data = Trajectories.from_episodes([_traj(3, 10.0, False), _traj(2, 20.0, True)])
+    t = transitions(data)
+    np.testing.assert_array_equal(t["observations"][:, 0], [10, 11, 20, 21])
+    np.testing.assert_array_equal(t["next_observations"][:2, 0], [11, 12])
+    assert t["next_observations"][2, 0] == 21
+    np.testing.assert_array_equal(t["dones"], [0, 0, 0, 1])
+    np.testing.assert_array_equal(t["rewards"], [10, 10, 20, 20])
+
+
+def test_transition_buffer_is_fifo_over_offline_then_online_and_round_trips():
+    data = Trajectories.from_episodes([_traj(5, 0.0, True)])
+    buf = TransitionBuffer(transitions(data), capacity=6, max_online=4)
+    for i in range(3):
+        buf.add([100.0 + i], [0.0], 1.0, [101.0 + i], 0.0)
+    assert len(buf) == 6 and buf.low == 2
+    batch = buf.sample(np.random.default_rng(0), 500, torch.device("cpu"))
+    seen = set(batch["observations"][:, 0].tolist())
+    assert seen == {2.0, 3.0, 4.0, 100.0, 101.0, 102.0}  # the two oldest offline rows are out
+    other = TransitionBuffer(transitions(data), capacity=6, max_online=4)
+    other.load_online_rows(buf.online_rows())
+    assert other.size == buf.size
+    for k in buf.arrays:
+        assert torch.equal(other.arrays[k], buf.arrays[k])
+    buf.add([0.0], [0.0], 0.0, [0.0], 0.0)
+    with pytest.raises(RuntimeError, match="full"):
+        buf.add([0.0], [0.0], 0.0, [0.0], 0.0)
+
+
+# ----- configs ------------------------------------------------------------------------------
+def test_iql_config_per_domain_and_preset():
+    loco, maze = iql_config("hopper-medium"), iql_config("antmaze-umaze")
+    assert (loco.expectile, loco.temperature, loco.buffer_size) == (0.7, 3.0, 1_000_000)
+    assert (maze.expectile, maze.temperature, maze.buffer_size, maze.domain) == (0.9, 10.0, 2_000_000, "antmaze")
+    assert (loco.offline_updates, loco.online_samples, loco.batch_size, loco.hidden_dim) == (1_000_000, 200_000, 256, 256)
+    cpu = iql_config("hopper-medium", "cpu")
+    assert (cpu.offline_updates, cpu.online_samples, cpu.buffer_size) == (100_000, 20_000, 1_000_000)
+    assert iql_config("hopper-medium", "smoke", 7, {"expectile": "0.8"}).expectile == 0.8
+    with pytest.raises(ConfigError, match="expectile"):
+        iql_config("hopper-medium", overrides={"expectile": 1.5})
+
+
+def test_dt_config_is_the_original_gym_setting():
+    cfg = dt_config("halfcheetah-medium")
+    m, o = cfg.model, cfg.optim
+    assert (m.stochastic, m.embed_dim, m.n_layers, m.n_heads, m.context_len, m.eval_context_len) == (False, 128, 3, 1, 20, 20)
+    assert m.positional_embedding and m.activation == "relu" and m.dropout == 0.1
+    assert (o.optimizer, o.lr, o.weight_decay, o.warmup_steps, o.batch_size) == ("adamw", 1e-4, 1e-4, 10_000, 64)
+    assert (cfg.pretrain_updates, cfg.rtg_scale, cfg.g_eval, cfg.online.online_samples) == (100_000, 1000.0, 6000.0, 0)
+    assert dt_config("hopper-medium").g_eval == 3600 and dt_config("walker2d-medium-replay").g_eval == 5000
+    assert dt_config("ant-medium").g_eval == 6000  # DT had no ant target: the ODT table's
+    cpu = dt_config("hopper-medium", "cpu")
+    assert (cpu.pretrain_updates, cpu.optim.warmup_steps, cpu.model.embed_dim, cpu.model.n_heads) == (10_000, 1000, 128, 1)
+    with pytest.raises(ConfigError, match="offline only"):
+        dt_config("hopper-medium", overrides={"online.online_samples": 10})
+
+
+# ----- learning signals on a small problem --------------------------------------------------
+class ReachEnv(gym.Env):
+    """Each step shows a random state s; reward 1 - mean((a - a*(s))^2) with a*(s) = tanh(W s).
+    Episodes last 8 steps (truncated). A uniformly random policy scores about 0.5 per step."""
+
+    W = np.array([[1.5, -1.0, 0.5], [-0.5, 1.0, 1.5]], dtype=np.float32)
+    LENGTH = 8
+
+    def __init__(self):
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self._t = 0
+        self._obs = np.zeros(3, np.float32)
+
+    @classmethod
+    def best(cls, obs):
+        return np.tanh(obs @ cls.W.T)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._t = 0
+        self._obs = self.np_random.uniform(-1, 1, 3).astype(np.float32)
+        return self._obs, {}
+
+    def step(self, action):
+        reward = 1.0 - float(np.mean((np.clip(action, -1, 1) - self.best(self._obs)) ** 2))
+        self._t += 1
+        self._obs = self.np_random.uniform(-1, 1, 3).astype(np.float32)
+        return self._obs, reward, False, self._t >= self.LENGTH, {}
+
+
+def reach_dataset(episodes=200, length=ReachEnv.LENGTH, seed=0) -> Trajectories:
+    """Half the episodes near-optimal (noisy a*), half uniformly random: BC-able with a filter."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(episodes):
+        obs = rng.uniform(-1, 1, (length, 3)).astype(np.float32)
+        best = ReachEnv.best(obs)
+        act = (np.clip(best + rng.normal(0, 0.1, best.shape), -1, 1) if i % 2
+               else rng.uniform(-1, 1, best.shape)).astype(np.float32)
+        rew = 1.0 - np.mean((act - best) ** 2, axis=1)
+        out.append(dict(observations=obs, actions=act, rewards=rew.astype(np.float32), terminated=False))
+    return Trajectories.from_episodes(out)
+
+
+SIGNAL_OVERRIDES = {
+    "dt": {"pretrain_updates": 400, "optim.lr": 1e-3, "rtg_scale": 10.0, "g_eval": 8.0,
+           "model.max_ep_len": 16, "eval_every_updates": 10_000},
+    "iql": {"offline_updates": 400, "online_samples": 0, "hidden_dim": 64, "eval_every_updates": 10_000},
+}
+
+
+@pytest.mark.parametrize("method", sorted(SIGNAL_OVERRIDES))
+def test_learning_signal_on_a_small_problem(method):
+    data = reach_dataset()
+    cfg = method_config(method, "hopper-medium", "smoke", seed=0, overrides=SIGNAL_OVERRIDES[method])
+    agent = build_agent(method, cfg, data, ReachEnv, progress=False)
+    try:
+        before = agent.evaluate(episodes=10)["return_mean"]
+        row = agent.pretrain()
+        after = agent.evaluate(episodes=10)["return_mean"]
+    finally:
+        agent.close()
+    random_policy = ReachEnv.LENGTH * (1 - (1 / 3 + np.mean(ReachEnv.best(np.random.default_rng(1).uniform(-1, 1, (4000, 3))) ** 2)))
+    assert after > random_policy + 1.5, (before, after, random_policy)
+    assert after > before + 1.0
+    assert row["return_mean"] > random_policy + 1.5
+
+
+def test_iql_advantage_weights_beat_behaviour_cloning_on_mixed_data():
+    # Long trajectories put the scaled rewards on D4RL's scale (1000 / return spread ~ 1).
+    data = reach_dataset(episodes=10, length=1000)
+    cfg = iql_config("hopper-medium", "smoke", 0, {**SIGNAL_OVERRIDES["iql"], "offline_updates": 1000})
+    agent = build_agent("iql", cfg, data, ReachEnv, progress=False)
+    try:
+        assert agent.reward_scale[0] == pytest.approx(1000 / np.ptp(data.returns()))
+        for _ in range(cfg.offline_updates):
+            agent.update(agent.sample_batch())
+        obs = np.random.default_rng(5).uniform(-1, 1, (500, 3)).astype(np.float32)
+        best = ReachEnv.best(obs)
+        err = float(np.mean((agent.act(obs, sample=False) - best) ** 2))
+    finally:
+        agent.close()
+    # the best behaviour cloning can do is the data's mean action, (a* + 0) / 2
+    bc_err = float(np.mean((0.5 * best - best) ** 2))
+    assert err < 0.5 * bc_err, (err, bc_err)
+
+
+def test_iql_stop_request_checkpoints_at_the_next_safe_point_then_raises(hopper_random):
+    cfg = method_config("iql", "hopper-medium", "smoke", seed=1)
+    agent = build_agent("iql", cfg, hopper_random, make_hopper, progress=False)
+    saved = []
+    try:
+        agent.request_stop()  # offline: the next safe point is right after the current update
+        with pytest.raises(StopRequested):
+            agent.pretrain(checkpoint=lambda: saved.append(agent.state_dict()))
+        assert agent.counters.updates == 1 and [s["counters"]["updates"] for s in saved] == [1]
+
+        agent._stop_requested = False
+        agent.pretrain()
+        agent.request_stop()  # online: at the end of the current episode
+        with pytest.raises(StopRequested):
+            agent.finetune(checkpoint=lambda: saved.append(agent.state_dict()))
+        k = saved[-1]["counters"]
+        assert k["episodes"] == 1 and 0 < k["online_samples"] == agent.counters.online_samples < cfg.online_samples
+    finally:
+        agent.close()
