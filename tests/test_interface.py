@@ -17,18 +17,18 @@ from odt.config import ConfigError
 SHARED_KEYS = {"phase", "updates", "online_samples", "return_mean", "return_std", "length_mean", "returns"}
 
 
-def _assert_same(a, b, path="state"):
+def _assert_same(a, b, path="state", skip=("wall_time",)):
     """Recursive equality of two state dicts (tensors and arrays exactly)."""
     if isinstance(a, dict):
         assert set(a) == set(b), f"{path}: keys differ"
         for k in a:
-            if k == "wall_time":
+            if k in skip:
                 continue
-            _assert_same(a[k], b[k], f"{path}.{k}")
+            _assert_same(a[k], b[k], f"{path}.{k}", skip)
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), f"{path}: lengths differ"
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _assert_same(x, y, f"{path}[{i}]")
+            _assert_same(x, y, f"{path}[{i}]", skip)
     elif isinstance(a, torch.Tensor):
         assert torch.equal(a, b), f"{path}: tensors differ"
     elif isinstance(a, np.ndarray):
@@ -64,18 +64,20 @@ def test_every_method_honours_the_agent_contract(method, hopper_random):
     assert {"return_mean", "return_std", "length_mean", "returns", "score_mean"} <= set(evaluation)
     assert len(evaluation["returns"]) == 2
     assert evaluation["score_mean"] == pytest.approx(evaluation["return_mean"] / 10.0)
-    assert final_counters["pretrain_done"] and final_counters["updates"] > 0
+    assert final_counters["updates"] > 0
     assert agent.counters.wall_time > 0
     budget = getattr(cfg, "online", cfg).online_samples
     assert final_counters["online_samples"] >= budget
     assert ("online" in phases) == (budget > 0)
 
-    # round trip: same counters and parameters, and nothing left to do
+    # round trip: same counters, parameters and optimiser states, and nothing left to do
+    # (a replay buffer restored mid-episode may mark that episode as cut off, so buffers are
+    # compared by the resume check below, whose checkpoints fall between episodes)
     clone = build_agent(method, cfg, hopper_random, make_hopper, score, progress=False)
     try:
         clone.load_state_dict(copy.deepcopy(final))
         assert _counters(clone) == final_counters
-        _assert_same(clone.state_dict(), final)
+        _assert_same(clone.state_dict(), final, skip=("wall_time", "buffer"))
         assert clone.pretrain() is None and clone.finetune() is None
         assert _counters(clone) == final_counters
     finally:
@@ -105,8 +107,8 @@ def test_unknown_method_lists_the_valid_ones():
 
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_bad_dataset_preset_and_override_name_the_field(method):
-    with pytest.raises(ConfigError, match="unknown dataset 'hopper-expert'"):
-        method_config(method, "hopper-expert", "smoke")
+    with pytest.raises(ConfigError, match="unknown dataset 'nonsense-v0'"):
+        method_config(method, "nonsense-v0", "smoke")
     with pytest.raises(ConfigError, match="unknown preset 'gpu'"):
         method_config(method, "hopper-medium", "gpu")
     with pytest.raises(ConfigError, match="no_such_field"):
