@@ -222,6 +222,10 @@ class ODTTrainer:
             log(row)
         return row
 
+    def _say(self, bar: tqdm, row: dict) -> None:
+        if self.progress:
+            bar.write(_describe(row))
+
     # ----- Algorithm 2 on the offline data -----------------------------------------------
     def pretrain(self, log: Logger | None = None, checkpoint: Callable[[], None] | None = None) -> dict | None:
         """Pretrain until cfg.pretrain_updates; resumes from the counters. Returns the
@@ -240,7 +244,7 @@ class ODTTrainer:
                 bar.set_postfix(nll=f"{m['nll']:.3f}", ent=f"{m['entropy']:.2f}", lam=f"{m['lambda']:.3f}")
             if k.updates % c.eval_every_updates == 0 and k.updates < c.pretrain_updates:
                 row = self._eval_row("pretrain", log)
-                bar.write(_describe(row))
+                self._say(bar, row)
             if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
                 k.wall_time += time.perf_counter() - start
                 start = time.perf_counter()
@@ -248,8 +252,7 @@ class ODTTrainer:
                 self._safe_point(checkpoint=None)
         bar.close()
         row = self._eval_row("pretrain", log)
-        if self.progress:
-            print(_describe(row))
+        self._say(bar, row)
         k.pretrain_done = True
         k.wall_time += time.perf_counter() - start
         self.buffer = TrajectoryBuffer.from_offline(self.dataset, c.online.buffer_size,
@@ -296,7 +299,7 @@ class ODTTrainer:
             bar.set_postfix(ret=f"{explored.returns[0]:.0f}", lam=f"{m['lambda']:.3f}", ent=f"{m['entropy']:.2f}")
             if k.rounds % c.online.eval_every_rounds == 0 or k.online_samples >= budget:
                 row = self._eval_row("online", log)
-                bar.write(_describe(row))
+                self._say(bar, row)
             k.wall_time += time.perf_counter() - start
             every = c.checkpoint_every_updates
             crossed = k.updates // every > (k.updates - c.online.updates_per_round) // every
