@@ -397,9 +397,9 @@ class IQLAgent:
             raise StopRequested(f"stopped on request at update {self.counters.updates}")
 
     def _scale(self, rewards):
+        """IQL's reward transform (float32 arrays stay float32: Python scalars are weak)."""
         mult, offset = self.reward_scale
-        return (rewards * mult + offset).astype(np.float32) if isinstance(rewards, np.ndarray) \
-            else float(rewards) * mult + offset
+        return rewards * mult + offset
 
     # ----- one gradient update -----------------------------------------------------------
     def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
