@@ -1,0 +1,122 @@
+"""The results tree as tidy pandas DataFrames, and the aggregate statistics over tasks.
+
+* :func:`load_results`: one row per (run, curve row), with a column for every factor (preset,
+  experiment, method, dataset, seed, variant, status) and every logged metric; a run with no
+  curve row yet (failed early, or still running) contributes one row with empty metrics, so
+  nothing on disk is silently dropped. Every table and figure is a groupby over this frame.
+* :func:`load_runs`: one row per run from its final record (final/offline score and return,
+  status, error, wall time, dataset source).
+* :func:`rliable_summary`: IQM and optimality gap with stratified bootstrap confidence
+  intervals, and the probability of improvement of one column over another (rliable).
+
+Both loaders sort deterministically, so the same tree always gives the same frame.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks import records as rec
+
+FACTORS = ["preset", "experiment", "method", "dataset", "variant", "seed", "run_id", "status"]
+DROP = {"returns"}  # per-episode lists stay in the records; the frame holds their summaries
+
+
+def _spec_row(directory: Path) -> dict:
+    spec = rec.read_json(directory / rec.SPEC)
+    return {"preset": spec["preset"], "experiment": spec["experiment"], "method": spec["method"],
+            "dataset": spec["dataset"], "variant": spec.get("variant", "default"),
+            "seed": int(spec["seed"]), "run_id": spec["run_id"],
+            "overrides": json.dumps(spec.get("overrides", []), sort_keys=True)}
+
+
+def load_results(root: Path | str, preset: str | None = None, experiment: str | None = None) -> pd.DataFrame:
+    """Every curve row of every run under root, tidy."""
+    rows = []
+    for directory in rec.iter_run_dirs(root, preset, experiment):
+        base = {**_spec_row(directory), "status": rec.status_of(directory)}
+        curve = rec.read_curve(directory / rec.CURVE)
+        if not curve:
+            rows.append({**base, "step": -1})
+        for i, r in enumerate(curve):
+            rows.append({**base, "step": i, **{k: v for k, v in r.items() if k not in DROP}})
+    if not rows:
+        return pd.DataFrame(columns=[*FACTORS, "step", "phase", "updates", "online_samples",
+                                     "return_mean", "score_mean"])
+    df = pd.DataFrame(rows)
+    first = [c for c in [*FACTORS, "overrides", "step"] if c in df.columns]
+    df = df[first + sorted(c for c in df.columns if c not in first)]
+    return df.sort_values(["preset", "experiment", "run_id", "step"], kind="stable").reset_index(drop=True)
+
+
+def load_runs(root: Path | str, preset: str | None = None, experiment: str | None = None) -> pd.DataFrame:
+    """One row per run: its factors and final record."""
+    rows = []
+    for directory in rec.iter_run_dirs(root, preset, experiment):
+        record = rec.read_record(directory) or {}
+        prov_path = directory / rec.PROVENANCE
+        source = rec.read_json(prov_path).get("source") if prov_path.exists() else None
+        rows.append({
+            **_spec_row(directory), "status": rec.status_of(directory),
+            "final_score": record.get("final_score"), "offline_score": record.get("offline_score"),
+            "final_return": record.get("final_return"), "offline_return": record.get("offline_return"),
+            "wall_time": (record.get("counters") or {}).get("wall_time"),
+            "attempts": record.get("attempts"), "error": record.get("error"),
+            "data_source": source, "path": str(directory),
+        })
+    columns = [*FACTORS, "overrides", "final_score", "offline_score", "final_return", "offline_return",
+               "wall_time", "attempts", "error", "data_source", "path"]
+    df = pd.DataFrame(rows, columns=columns)
+    for c in ("final_score", "offline_score", "final_return", "offline_return", "wall_time"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    return df.sort_values(["preset", "experiment", "run_id"], kind="stable").reset_index(drop=True)
+
+
+def score_matrix(runs: pd.DataFrame, method: str, value: str, tasks: Sequence[str]) -> np.ndarray | None:
+    """(runs x tasks) matrix of ``value`` over complete runs, each task cut to the same run count
+    (the smallest; rliable needs a rectangle). None if a task has no complete run."""
+    ok = runs[(runs.method == method) & (runs.status == "complete")].dropna(subset=[value])
+    columns = [ok[ok.dataset == t].sort_values("seed")[value].to_numpy() for t in tasks]
+    if not columns or any(len(c) == 0 for c in columns):
+        return None
+    n = min(len(c) for c in columns)
+    return np.stack([c[:n] for c in columns], axis=1)
+
+
+def rliable_summary(matrices: dict[str, np.ndarray], pairs: Sequence[tuple[str, str]] = (),
+                    reps: int = 2000, seed: int = 0) -> dict:
+    """IQM and optimality gap (scores on the 0-1 scale) with 95% stratified bootstrap CIs, and
+    P(X > Y) for each pair; seeded, so the same inputs give the same numbers."""
+    import warnings
+
+    from rliable import library as rly
+    from rliable import metrics
+
+    out: dict = {"aggregates": {}, "improvement": {}}
+    if matrices:
+        func = lambda x: np.array([metrics.aggregate_iqm(x), metrics.aggregate_optimality_gap(x)])  # noqa: E731
+        with warnings.catch_warnings():  # arch 7 deprecates the random_state rliable passes
+            warnings.simplefilter("ignore", FutureWarning)
+            points, cis = rly.get_interval_estimates(matrices, func, reps=reps,
+                                                     random_state=np.random.RandomState(seed))
+        for name in matrices:
+            out["aggregates"][name] = {
+                "iqm": float(points[name][0]), "iqm_ci": [float(v) for v in cis[name][:, 0]],
+                "optimality_gap": float(points[name][1]), "optimality_gap_ci": [float(v) for v in cis[name][:, 1]],
+                "runs": int(matrices[name].shape[0]), "tasks": int(matrices[name].shape[1])}
+    usable = {f"{x} > {y}": (matrices[x], matrices[y]) for x, y in pairs
+              if x in matrices and y in matrices and matrices[x].shape == matrices[y].shape}
+    if usable:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            points, cis = rly.get_interval_estimates(usable, metrics.probability_of_improvement, reps=reps,
+                                                     random_state=np.random.RandomState(seed))
+        for name in usable:
+            out["improvement"][name] = {"p": float(np.ravel(points[name])[0]),
+                                        "ci": [float(v) for v in np.ravel(cis[name])]}
+    return out

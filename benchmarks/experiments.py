@@ -1,0 +1,252 @@
+"""The experiment registry: each experiment of the paper expands into a list of run specs.
+
+A run spec is (method, dataset, seed, preset, overrides) plus a variant label for plots and an
+optional g_eval sweep. Its ``run_id`` is derived from exactly those fields, so the same spec
+always maps to the same results directory; that is what makes a second launch skip finished
+runs and a requeued job find its checkpoints.
+
+Experiments (paper section in brackets):
+
+* ``table1``: Table 1, every dataset row x method column (DT, ODT offline, ODT 0.2m, IQL, SAC),
+  10 seeds. SAC only on the four ``-medium`` locomotion datasets, as in the paper.
+* ``table_rtg``: appendix D, g_online = 2 g* (the paper's choice) against g_online = g*.
+* ``stoch_vs_det``: Fig. 4, stochastic ODT against DT's deterministic head, small and large model.
+* ``g_eval``: Fig. 5 (L) and Fig. 3, return against g_eval after pretraining and after finetuning.
+* ``g_online``: Fig. 5 (R), final return against g_online.
+* ``curriculum``: Fig. 6, curriculum exploration RTG (several percentiles q) against fixed.
+* ``hindsight``: Fig. 7, hindsight return relabeling on and off.
+* ``buffer_init``: Fig. 8, replay buffer initialised from the top-N trajectories or randomly.
+* ``eval_context``: Fig. 9, evaluation context length 1 against 5, over a lr x wd grid.
+* ``pos_embedding``: Fig. 10, positional embedding on and off, over a lr x wd grid.
+* ``lambda``: Fig. 12, entropy and lambda from several initial lambdas.
+* ``sampling``: appendix F, trajectory sampling by length against by return.
+* ``stability``: Fig. 11, online curves of ODT, IQL and SAC on hopper-medium.
+
+Ablations that change ODT's internals (overrides of ``odt.config`` fields) use the ``odt``
+method; the methods of ``table1``/``stability`` are taken from ``benchmarks.methods.METHODS``
+at expansion time, so a method that is not registered yet is reported and left out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from odt.config import PRESETS, ConfigError, known_datasets
+
+LOCOMOTION = [d for d in known_datasets() if not d.startswith("antmaze")]
+ANTMAZE = [d for d in known_datasets() if d.startswith("antmaze")]
+# The paper's row order of Table 1.
+TABLE1_DATASETS = [
+    "hopper-medium", "hopper-medium-replay", "walker2d-medium", "walker2d-medium-replay",
+    "halfcheetah-medium", "halfcheetah-medium-replay", "ant-medium", "ant-medium-replay",
+    "antmaze-umaze", "antmaze-umaze-diverse",
+]
+SAC_DATASETS = ["hopper-medium", "walker2d-medium", "halfcheetah-medium", "ant-medium"]
+TABLE1_METHODS = ["dt", "odt-offline", "odt", "iql", "sac"]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    experiment: str
+    method: str
+    dataset: str
+    seed: int
+    preset: str
+    overrides: tuple[tuple[str, Any], ...] = ()
+    variant: str = "default"  # label for tables and plots, e.g. "q=50" or "ctx=1,lr=1e-4"
+    g_eval_sweep: tuple[float, ...] = ()  # multiples of the config's g_eval, evaluated after each phase
+
+    @property
+    def overrides_dict(self) -> dict[str, Any]:
+        return dict(self.overrides)
+
+    @property
+    def key(self) -> dict[str, Any]:
+        """The fields that define what the run computes (the experiment name does not)."""
+        return {"method": self.method, "dataset": self.dataset, "seed": self.seed,
+                "preset": self.preset, "overrides": [list(kv) for kv in self.overrides],
+                "g_eval_sweep": list(self.g_eval_sweep)}
+
+    @property
+    def run_id(self) -> str:
+        digest = hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:8]
+        return f"{self.method}__{self.dataset}__{_slug(self.variant)}__s{self.seed}__{digest}"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["overrides"] = [list(kv) for kv in self.overrides]
+        d["g_eval_sweep"] = list(self.g_eval_sweep)
+        d["run_id"] = self.run_id
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunSpec:
+        return cls(experiment=d["experiment"], method=d["method"], dataset=d["dataset"],
+                   seed=int(d["seed"]), preset=d["preset"],
+                   overrides=tuple((k, v) for k, v in d.get("overrides", [])),
+                   variant=d.get("variant", "default"),
+                   g_eval_sweep=tuple(d.get("g_eval_sweep", ())))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.=+-]+", "_", text).strip("_") or "default"
+
+
+def _ov(**kv: Any) -> tuple[tuple[str, Any], ...]:
+    """Overrides from keyword arguments; ``model__embed_dim`` means ``model.embed_dim``."""
+    return tuple(sorted((k.replace("__", "."), v) for k, v in kv.items()))
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    description: str
+    seeds: int  # the paper's number of seeds
+    datasets: tuple[str, ...]
+    methods: tuple[str, ...]
+    # (method, dataset, preset) -> [(variant, overrides, g_eval_sweep)]
+    variants: Callable[[str, str, str], list[tuple[str, tuple, tuple]]] = field(
+        default=lambda m, d, p: [("default", (), ())])
+    applies: Callable[[str, str], bool] = field(default=lambda m, d: True)
+
+
+def _base(dataset: str, preset: str, method: str = "odt"):
+    from benchmarks.methods import method_config
+    return method_config(method, dataset, preset, 0, {})
+
+
+def _g_online_variants(m: str, d: str, p: str):
+    g = _base(d, p).g_eval  # the expert return g* of Table C.4
+    return [(f"g_online={mult:g}x", _ov(online__g_online=mult * g), ()) for mult in (1, 2, 3, 5, 10)]
+
+
+def _table_rtg_variants(m: str, d: str, p: str):
+    g = _base(d, p).g_eval
+    return [("g_online=2g*", _ov(online__g_online=2 * g), ()), ("g_online=g*", _ov(online__g_online=g), ())]
+
+
+def _stoch_variants(m: str, d: str, p: str):
+    cfg = _base(d, p)
+    small = dict(model__embed_dim=cfg.model.embed_dim, model__n_layers=cfg.model.n_layers)
+    large = dict(model__embed_dim=2 * cfg.model.embed_dim, model__n_layers=2 * cfg.model.n_layers)
+    out = []
+    for size, arch in (("small", small), ("large", large)):
+        for stochastic in (True, False):
+            label = f"{size},{'stochastic' if stochastic else 'deterministic'}"
+            out.append((label, _ov(model__stochastic=stochastic, **arch), ()))
+    return out
+
+
+G_EVAL_MULTIPLES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
+
+
+def _lr_wd_grid(extra_name: str, values: Sequence[Any], label: Callable[[Any], str]):
+    def variants(m: str, d: str, p: str):
+        out = []
+        for lr in (1e-4, 1e-3):
+            for wd in (1e-4, 5e-4):
+                for v in values:
+                    out.append((f"{label(v)},lr={lr:g},wd={wd:g}",
+                                _ov(optim__lr=lr, optim__weight_decay=wd, **{extra_name: v}), ()))
+        return out
+    return variants
+
+
+def _registered(methods: Sequence[str]) -> tuple[str, ...]:
+    return tuple(methods)
+
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
+    Experiment("table1", "Table 1: DT, ODT offline/0.2m, IQL offline/0.2m, SAC 0.2m on 10 datasets",
+               10, tuple(TABLE1_DATASETS), tuple(TABLE1_METHODS),
+               applies=lambda m, d: m != "sac" or d in SAC_DATASETS),
+    Experiment("table_rtg", "Appendix D: exploration RTG g_online = 2 g* against g*",
+               10, tuple(TABLE1_DATASETS), ("odt",), variants=_table_rtg_variants),
+    Experiment("stoch_vs_det", "Fig. 4: stochastic ODT against a deterministic head, small and large model",
+               5, ("hopper-medium",), ("odt",), variants=_stoch_variants),
+    Experiment("g_eval", "Fig. 3/5 (L): return against g_eval after pretraining and after finetuning",
+               5, ("hopper-medium",), ("odt",),
+               variants=lambda m, d, p: [("default", (), G_EVAL_MULTIPLES)]),
+    Experiment("g_online", "Fig. 5 (R): return after finetuning against g_online",
+               5, ("hopper-medium",), ("odt",), variants=_g_online_variants),
+    Experiment("curriculum", "Fig. 6: curriculum exploration RTG (percentile q) against fixed g_online",
+               5, ("hopper-medium",), ("odt",),
+               variants=lambda m, d, p: [("fixed", (), ())] + [
+                   (f"q={q}", _ov(online__exploration_rtg="curriculum", online__curriculum_q=float(q)), ())
+                   for q in (10, 30, 50, 70, 90)]),
+    Experiment("hindsight", "Fig. 7: hindsight return relabeling on and off",
+               5, ("hopper-medium",), ("odt",),
+               variants=lambda m, d, p: [(f"relabel={on}", _ov(online__hindsight_relabel=on), ())
+                                         for on in (True, False)]),
+    Experiment("buffer_init", "Fig. 8: replay buffer initialised with the top-N or random trajectories",
+               10, tuple(SAC_DATASETS), ("odt",),
+               variants=lambda m, d, p: [(f"init={b}", _ov(online__buffer_init=b), ()) for b in ("top", "random")]),
+    Experiment("eval_context", "Fig. 9: evaluation context length 1 against 5 (ant-medium-replay)",
+               10, ("ant-medium-replay",), ("odt",),
+               variants=_lr_wd_grid("model.eval_context_len", (1, 5), lambda v: f"ctx={v}")),
+    Experiment("pos_embedding", "Fig. 10: positional embedding on and off (walker2d-medium)",
+               10, ("walker2d-medium",), ("odt",),
+               variants=_lr_wd_grid("model.positional_embedding", (False, True), lambda v: f"pos={v}")),
+    Experiment("lambda", "Fig. 12: entropy and lambda from initial lambda 1, 2, 5, 10, 100 (walker2d-medium)",
+               1, ("walker2d-medium",), ("odt",),
+               variants=lambda m, d, p: [(f"lambda0={lam:g}", _ov(optim__init_lambda=float(lam)), ())
+                                         for lam in (1, 2, 5, 10, 100)]),
+    Experiment("sampling", "Appendix F: trajectory sampling proportional to length or to return",
+               5, ("hopper-medium",), ("odt",),
+               variants=lambda m, d, p: [(f"sampling={s}", _ov(online__sampling=s), ()) for s in ("length", "return")]),
+    Experiment("stability", "Fig. 11: stability of ODT, IQL and SAC during online training (hopper-medium)",
+               5, ("hopper-medium",), ("odt", "iql", "sac")),
+]}
+
+
+def _check_names(kind: str, given: Sequence[str] | None, valid: Sequence[str]) -> None:
+    for name in given or ():
+        if name not in valid:
+            raise ConfigError(f"unknown {kind} {name!r}; known: {', '.join(valid)}")
+
+
+def expand(experiment: str, preset: str = "paper", seeds: int | None = None,
+           datasets: Sequence[str] | None = None, methods: Sequence[str] | None = None,
+           registered: Sequence[str] | None = None, warn: Callable[[str], None] | None = None) -> list[RunSpec]:
+    """The run specs of an experiment, in a stable order (dataset, method, variant, seed).
+
+    ``registered`` is the list of available methods (default: ``benchmarks.methods.METHODS``);
+    methods of the experiment that are not registered are skipped and reported via ``warn``.
+    """
+    if experiment not in EXPERIMENTS:
+        raise ConfigError(f"unknown experiment {experiment!r}; known: {', '.join(EXPERIMENTS)}")
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    if seeds is not None and seeds < 1:
+        raise ConfigError(f"seeds={seeds} is out of range: >= 1")
+    exp = EXPERIMENTS[experiment]
+    if registered is None:
+        from benchmarks.methods import METHODS
+        registered = list(METHODS)
+    _check_names("dataset", datasets, exp.datasets)
+    _check_names("method", methods, exp.methods)
+    chosen_methods = [m for m in exp.methods if not methods or m in methods]
+    missing = [m for m in chosen_methods if m not in registered]
+    if missing and warn is not None:
+        warn(f"{experiment}: method(s) {', '.join(missing)} not registered in benchmarks.methods; "
+             f"their cells stay missing (registered: {', '.join(registered)})")
+    chosen_methods = [m for m in chosen_methods if m in registered]
+    chosen_datasets = [d for d in exp.datasets if not datasets or d in datasets]
+    n_seeds = exp.seeds if seeds is None else seeds
+    specs = []
+    for d in chosen_datasets:
+        for m in chosen_methods:
+            if not exp.applies(m, d):
+                continue
+            for variant, overrides, sweep in exp.variants(m, d, preset):
+                for s in range(n_seeds):
+                    specs.append(RunSpec(experiment, m, d, s, preset, tuple(overrides), variant, tuple(sweep)))
+    ids = [s.run_id for s in specs]
+    assert len(set(ids)) == len(ids), "run ids must be unique within an experiment"
+    return specs

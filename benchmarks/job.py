@@ -1,0 +1,172 @@
+"""One run, start to finish: the plain picklable callable every executor runs.
+
+``run_one(spec, root)`` is idempotent and resumable:
+
+1. a run whose record says ``complete`` returns that record at once;
+2. otherwise it builds the dataset and the agent through ``benchmarks.methods``, restores the
+   newest checkpoint that verifies (the curve rows written so far travel inside the
+   checkpoint, so rows produced after it are recomputed identically, never duplicated);
+3. pretrain -> (g_eval sweep) -> finetune -> (g_eval sweep), writing each curve row as it
+   comes and a checkpoint whenever the agent asks for one;
+4. the final record last. An exception writes a ``failed`` (or ``diverged``) record naming the
+   error and the log file, then re-raises so the executor reports it too.
+
+:class:`RunJob` wraps it as a ``submitit.helpers.Checkpointable``: when Slurm signals a time
+limit or preemption, submitit requeues the same call, which resumes from the checkpoints on
+disk.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import submitit
+
+from benchmarks import records as rec
+from benchmarks.experiments import RunSpec
+from odt.checkpoint import CheckpointManager
+from odt.config import to_dict
+
+KEEP_CHECKPOINTS = int(os.environ.get("ODT_KEEP_CHECKPOINTS", "2"))
+
+
+def dataset_size(preset: str) -> str:
+    """The smoke preset trains on the tiny generated dataset; every other preset on the real one."""
+    return "smoke" if preset == "smoke" else "full"
+
+
+def load_data(spec: RunSpec):
+    """The dataset of a run (``benchmarks.datasets.LoadedDataset``)."""
+    from benchmarks.datasets import load_dataset
+    return load_dataset(spec.dataset, size=dataset_size(spec.preset))
+
+
+def _log_path() -> str | None:
+    try:
+        env = submitit.JobEnvironment()
+        if env.activated() and "SUBMITIT_FOLDER" in os.environ:
+            return str(env.paths.stderr)
+    except Exception:  # not inside a submitit job (direct call, tests)
+        pass
+    return None
+
+
+def _config_dict(cfg: Any) -> Any:
+    try:
+        return to_dict(cfg)
+    except TypeError:
+        return repr(cfg)
+
+
+def _summary(record: dict) -> dict:
+    return {k: record.get(k) for k in ("run_id", "status", "final_score", "offline_score", "error")}
+
+
+def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | None = None,
+            progress: bool = False) -> dict:
+    """Run (or resume, or skip) one spec; returns a short summary of its final record."""
+    directory = rec.run_dir(root, spec)
+    existing = rec.read_record(directory)
+    if existing is not None and existing.get("status") == "complete":
+        return _summary(existing)
+    if threads:
+        import torch
+        torch.set_num_threads(threads)
+
+    log_path = _log_path()
+    started = time.time()
+    rec.write_json(directory / rec.SPEC, spec.to_dict())
+    attempt = rec.record_attempt(directory, log_path)
+    (directory / rec.RECORD).unlink(missing_ok=True)  # a retried failure is "partial" until it ends
+    agent = None
+    notes: list[str] = []
+    try:
+        from benchmarks.methods import build_agent, method_config
+        data = load_data(spec)
+        cfg = method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict)
+        rec.write_json(directory / rec.CONFIG, _config_dict(cfg))
+        rec.write_json(directory / rec.PROVENANCE, dict(data.provenance))
+        agent = build_agent(spec.method, cfg, data.trajectories, data.spec.make_env, data.score_fn, progress)
+
+        ckpts = CheckpointManager(directory / rec.CHECKPOINTS, keep=KEEP_CHECKPOINTS)
+        loaded = ckpts.load_latest()
+        notes += [f"skipped checkpoint {s}" for s in loaded.skipped]
+        curve: list[dict] = []
+        done_sweeps: set[str] = set()
+        if loaded.state is not None:
+            agent.load_state_dict(loaded.state["agent"])
+            curve = list(loaded.state["curve"])
+            done_sweeps = set(loaded.state.get("sweeps", ()))
+            notes.append(f"attempt {attempt}: resumed from {loaded.path.name}")
+        rec.write_curve(directory / rec.CURVE, curve)
+
+        def log(row: dict) -> None:
+            curve.append(rec.to_jsonable(row))
+            rec.write_curve(directory / rec.CURVE, curve)
+
+        def checkpoint() -> None:
+            state = {"agent": agent.state_dict(), "curve": list(curve), "sweeps": sorted(done_sweeps)}
+            ckpts.save(state, step=int(agent.counters.updates))
+
+        def sweep(phase: str) -> None:
+            if not spec.g_eval_sweep or phase in done_sweeps:
+                return
+            if "g_eval" not in inspect.signature(agent.evaluate).parameters:
+                notes.append(f"{spec.method} cannot evaluate at a chosen g_eval; sweep skipped")
+                return
+            base = float(cfg.g_eval)
+            for mult in spec.g_eval_sweep:
+                row = agent.evaluate(g_eval=mult * base)
+                log({"phase": phase, "g_eval_multiple": mult, "updates": agent.counters.updates,
+                     "online_samples": agent.counters.online_samples, **row})
+            done_sweeps.add(phase)
+            checkpoint()
+
+        agent.pretrain(log=log, checkpoint=checkpoint)
+        if getattr(agent.counters, "online_samples", 0) == 0:
+            sweep("sweep-pretrained")
+        elif spec.g_eval_sweep and "sweep-pretrained" not in done_sweeps:
+            notes.append("resumed past pretraining without its g_eval sweep; sweep-pretrained missing")
+        agent.finetune(log=log, checkpoint=checkpoint)
+        sweep("sweep-finetuned")
+
+        evals = [r for r in curve if r.get("phase") in ("pretrain", "online")]
+        if not evals:
+            raise RuntimeError(f"{spec.method} finished without a single evaluation row")
+        offline = [r for r in evals if r["phase"] == "pretrain"]
+        record = {
+            "status": "complete", "run_id": spec.run_id, "spec": spec.to_dict(),
+            "final": evals[-1], "offline": offline[-1] if offline else None,
+            "final_score": evals[-1].get("score_mean"),
+            "offline_score": offline[-1].get("score_mean") if offline else None,
+            "final_return": evals[-1].get("return_mean"),
+            "offline_return": offline[-1].get("return_mean") if offline else None,
+            "counters": dict(vars(agent.counters)) if hasattr(agent.counters, "__dict__") else {},
+            "attempts": attempt, "notes": notes, "log": log_path,
+            "attempt_seconds": time.time() - started,
+        }
+        rec.write_json(directory / rec.RECORD, record)
+        return _summary(record)
+    except Exception as exc:
+        status = "diverged" if type(exc).__name__ == "TrainingDiverged" else "failed"
+        record = {"status": status, "run_id": spec.run_id, "spec": spec.to_dict(),
+                  "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
+                  "attempts": attempt, "notes": notes, "log": log_path,
+                  "attempt_seconds": time.time() - started}
+        rec.write_json(directory / rec.RECORD, record)
+        raise
+    finally:
+        if agent is not None:
+            agent.close()
+
+
+class RunJob(submitit.helpers.Checkpointable):
+    """``run_one`` as a submitit job; on timeout/preemption submitit requeues the same call."""
+
+    def __call__(self, spec: RunSpec, root: str, threads: int | None = None) -> dict:
+        return run_one(spec, root, threads=threads, progress=False)

@@ -1,0 +1,274 @@
+"""Launching run specs through submitit: Slurm job arrays, local processes, or in-process debug.
+
+The executor is submitit's (``AutoExecutor`` with ``cluster=`` slurm | local | debug); the job
+is ``benchmarks.job.RunJob`` (a ``Checkpointable``). On Slurm all pending runs of an experiment
+go out as one job array (``slurm_array_parallelism`` caps how many run at once); locally
+submitit's LocalExecutor starts one process per job and this module keeps at most
+``parallel`` of them alive (LocalExecutor has no cap of its own). Finished, failed and running
+jobs are shown as counts on one progress bar; a failed job is reported with its log path and
+does not stop the others.
+
+The compute estimate printed before a launch is a cost model, not a measurement: gradient
+updates x FLOPs per update (6 x parameters x tokens for the transformer, plus attention),
+divided by a throughput calibrated on this 2-core CPU (the ``paper`` model: about 8 s per
+update) or a nominal GPU throughput, plus environment steps at a fixed cost each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import submitit
+from tqdm.auto import tqdm
+
+from benchmarks import records as rec
+from benchmarks.experiments import RunSpec
+from benchmarks.job import RunJob
+
+EXECUTORS = ("auto", "slurm", "local", "debug")
+
+
+@dataclass
+class LaunchOptions:
+    executor: str = "auto"  # auto | slurm | local | debug
+    parallel: int = 2  # local: jobs alive at once (2 on a 2-core machine)
+    threads: int | None = None  # torch threads per job; None: cpus // parallel locally, cpus on Slurm
+    # Slurm
+    partition: str | None = None
+    time_min: int = 24 * 60
+    gpus: int = 0
+    cpus: int = 4
+    mem_gb: float | None = 16.0
+    array_parallelism: int = 64
+    slurm_extra: dict[str, Any] = field(default_factory=dict)  # extra sbatch options
+    poll_s: float = 1.0
+
+    def validate(self) -> LaunchOptions:
+        from odt.config import ConfigError
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"unknown executor {self.executor!r}; known: {', '.join(EXECUTORS)}")
+        for name in ("parallel", "time_min", "cpus", "array_parallelism"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name}={getattr(self, name)!r} is out of range: >= 1")
+        if self.gpus < 0:
+            raise ConfigError(f"gpus={self.gpus!r} is out of range: >= 0")
+        return self
+
+
+def resolve_executor(kind: str) -> str:
+    if kind == "auto":
+        return "slurm" if shutil.which("sbatch") else "local"
+    return kind
+
+
+def make_executor(kind: str, folder: Path, opts: LaunchOptions, name: str = "odt") -> submitit.AutoExecutor:
+    executor = submitit.AutoExecutor(folder=folder, cluster=kind)
+    params: dict[str, Any] = {"timeout_min": opts.time_min, "name": name}
+    if kind == "slurm":
+        params.update(cpus_per_task=opts.cpus, gpus_per_node=opts.gpus,
+                      slurm_array_parallelism=opts.array_parallelism)
+        if opts.mem_gb is not None:
+            params["mem_gb"] = opts.mem_gb
+        if opts.partition:
+            params["slurm_partition"] = opts.partition
+        if opts.slurm_extra:
+            params["slurm_additional_parameters"] = dict(opts.slurm_extra)
+    executor.update_parameters(**params)
+    return executor
+
+
+@dataclass
+class Failure:
+    run_id: str
+    error: str
+    log: str | None
+
+
+@dataclass
+class LaunchReport:
+    total: int = 0
+    skipped: int = 0  # already complete before the launch
+    done: int = 0
+    failed: list[Failure] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def _failure(root: Path, spec: RunSpec, exc: BaseException, log: str | None) -> Failure:
+    record = rec.read_record(rec.run_dir(root, spec)) or {}
+    error = record.get("error") or (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+    return Failure(spec.run_id, error, log or record.get("log"))
+
+
+def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | None = None,
+           progress: bool = True) -> LaunchReport:
+    """Run every spec that is not complete; returns what finished and what failed."""
+    opts = (opts or LaunchOptions()).validate()
+    root = Path(root)
+    kind = resolve_executor(opts.executor)
+    pending = [s for s in specs if not rec.is_complete(rec.run_dir(root, s))]
+    report = LaunchReport(total=len(specs), skipped=len(specs) - len(pending))
+    if not pending:
+        return report
+    cpus = os.cpu_count() or 1
+    threads = opts.threads or (opts.cpus if kind == "slurm" else max(1, cpus // opts.parallel))
+
+    groups: dict[tuple[str, str], list[RunSpec]] = {}
+    for s in pending:
+        groups.setdefault((s.preset, s.experiment), []).append(s)
+
+    bar = tqdm(total=len(pending), desc="runs", unit="run", disable=not progress, dynamic_ncols=True)
+    running: list[tuple[RunSpec, Any]] = []
+
+    def show() -> None:
+        bar.set_postfix(done=report.done, running=len(running), failed=len(report.failed))
+
+    def collect(block: bool = False) -> None:
+        for item in list(running):
+            spec, job = item
+            if not (block or job.done()):
+                continue
+            running.remove(item)
+            log = str(job.paths.stderr) if kind != "debug" else None
+            try:
+                job.result()
+                report.done += 1
+            except Exception as exc:  # the job failed; report and go on
+                failure = _failure(root, spec, exc, log)
+                report.failed.append(failure)
+                bar.write(f"FAILED {failure.run_id}: {failure.error}\n  log: {failure.log}")
+            bar.update(1)
+            show()
+
+    try:
+        for (preset, experiment), group in groups.items():
+            executor = make_executor(kind, rec.logs_dir(root, preset, experiment), opts,
+                                     name=f"odt-{experiment}")
+            if kind == "slurm":  # one job array per experiment
+                jobs = executor.map_array(RunJob(), group, [str(root)] * len(group), [threads] * len(group))
+                running.extend(zip(group, jobs, strict=True))
+                show()
+                continue
+            for spec in group:
+                while len(running) >= (1 if kind == "debug" else opts.parallel):
+                    collect(block=(kind == "debug"))
+                    if len(running) >= opts.parallel:
+                        time.sleep(opts.poll_s)
+                running.append((spec, executor.submit(RunJob(), spec, str(root), threads)))
+                show()
+        while running:
+            collect(block=(kind == "debug"))
+            if running:
+                time.sleep(opts.poll_s)
+    except KeyboardInterrupt:
+        for _, job in running:
+            if kind != "debug":
+                job.cancel(check=False)
+        raise
+    finally:
+        bar.close()
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# Compute estimate
+# ---------------------------------------------------------------------------------------------
+CPU_FLOPS = 1.5e11  # effective FLOP/s of one 2-core CPU job: the paper model's ~8 s per update
+GPU_FLOPS = 2.0e13  # nominal effective FLOP/s of one modern GPU on this model (rough)
+ENV_STEP_S = 3e-4  # seconds per MuJoCo step with a policy forward, CPU
+
+
+@dataclass
+class Estimate:
+    runs: int = 0
+    updates: float = 0.0
+    env_steps: float = 0.0
+    flops: float = 0.0
+    rough: list[str] = field(default_factory=list)  # methods whose config layout is not known
+
+    @property
+    def cpu_hours(self) -> float:
+        return (self.flops / CPU_FLOPS + self.env_steps * ENV_STEP_S) / 3600
+
+    @property
+    def gpu_hours(self) -> float:
+        return (self.flops / GPU_FLOPS + self.env_steps * ENV_STEP_S) / 3600
+
+    def describe(self) -> str:
+        text = (f"{self.runs} runs, ~{self.updates:.3g} gradient updates and ~{self.env_steps:.3g} "
+                f"environment steps in total: roughly {self.cpu_hours:.3g} hours on a 2-core CPU, "
+                f"{self.gpu_hours:.3g} GPU-hours")
+        if self.rough:
+            text += f" (cost of {', '.join(sorted(set(self.rough)))} guessed from generic config fields)"
+        return text
+
+
+def _transformer_update_flops(batch: int, context: int, layers: int, dim: int) -> float:
+    tokens = 3 * context  # (return, state, action) per timestep
+    params = 12 * layers * dim * dim
+    return 6.0 * batch * tokens * params + 12.0 * layers * batch * tokens * tokens * dim
+
+
+def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            out.update(_flatten(getattr(obj, f.name), f"{prefix}{f.name}."))
+    else:
+        out[prefix.rstrip(".").split(".")[-1]] = obj
+    return out
+
+
+def _first(d: dict[str, Any], names: Sequence[str], default: Any) -> Any:
+    for n in names:
+        if isinstance(d.get(n), (int, float)) and not isinstance(d.get(n), bool):
+            return d[n]
+    return default
+
+
+def estimate_run(cfg: Any) -> tuple[float, float, float, bool]:
+    """(gradient updates, environment steps, FLOPs, exact-layout?) of one run's config."""
+    model = getattr(cfg, "model", None)
+    if model is not None and hasattr(model, "embed_dim") and hasattr(cfg, "online"):
+        o = cfg.online
+        ep_len = getattr(model, "max_ep_len", 1000)  # full-length episodes: fewest rounds
+        rounds = o.online_samples / ep_len
+        updates = cfg.pretrain_updates + rounds * o.updates_per_round
+        evals = cfg.pretrain_updates / cfg.eval_every_updates + rounds / o.eval_every_rounds + 1
+        env_steps = o.online_samples + evals * cfg.eval_episodes * ep_len
+        flops = updates * _transformer_update_flops(cfg.optim.batch_size, model.context_len,
+                                                    model.n_layers, model.embed_dim)
+        return updates, env_steps, flops, True
+    d = _flatten(cfg)
+    online = _first(d, ("online_samples", "online_steps", "total_steps", "env_steps"), 0)
+    offline = _first(d, ("pretrain_updates", "offline_updates", "num_updates", "updates"), 0)
+    updates = offline + online * _first(d, ("updates_per_step", "utd"), 1)
+    hidden = _first(d, ("hidden_dim", "hidden_size", "hidden"), 256)
+    batch = _first(d, ("batch_size",), 256)
+    flops = updates * 6.0 * batch * 3 * 2 * hidden * hidden  # ~3 two-layer MLPs
+    episodes = _first(d, ("eval_episodes",), 10)
+    env_steps = online + episodes * 1000 * 10
+    return updates, env_steps, flops, False
+
+
+def estimate(specs: Sequence[RunSpec]) -> Estimate:
+    from benchmarks.methods import method_config
+    est = Estimate(runs=len(specs))
+    for s in specs:
+        cfg = method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict)
+        u, e, f, exact = estimate_run(cfg)
+        est.updates += u
+        est.env_steps += e
+        est.flops += f
+        if not exact:
+            est.rough.append(s.method)
+    return est

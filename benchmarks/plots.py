@@ -1,0 +1,283 @@
+"""``make plots`` / ``python -m benchmarks.plots``: every figure of the paper from ``results/``.
+
+Each figure is one groupby over the tidy frame of :func:`benchmarks.aggregate.load_results`,
+drawn with seaborn and saved as PNG and PDF next to a CSV of exactly the data it was drawn
+from, under ``<out>/<preset>/``. Learning curves put every run on a common grid of online
+samples (linear interpolation of its evaluation rows) and show the mean with a 95% bootstrap
+band over runs. A figure whose runs are missing is still written and says so on its face
+(which experiment to run, and with which command); a figure with failed or unfinished runs
+says how many.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from benchmarks import aggregate as agg  # noqa: E402
+from benchmarks import records as rec  # noqa: E402
+from odt.checkpoint import atomic_write_bytes  # noqa: E402
+from odt.config import PRESETS  # noqa: E402
+
+EVAL_PHASES = ("pretrain", "online")
+BAND = ("ci", 95)
+BOOT = dict(n_boot=200, seed=0)
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    experiment: str
+    title: str
+    draw: Callable[[pd.DataFrame, plt.Figure], pd.DataFrame]  # returns the data drawn
+    size: tuple[float, float] = (7.0, 4.0)
+
+
+# ----- data helpers --------------------------------------------------------------------------
+def _y(df: pd.DataFrame) -> str:
+    return "score_mean" if "score_mean" in df and df["score_mean"].notna().any() else "return_mean"
+
+
+def evals(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["phase"].isin(EVAL_PHASES)] if "phase" in df else df.iloc[0:0]
+
+
+def on_grid(df: pd.DataFrame, x: str, y: str, by: list[str], points: int = 40) -> pd.DataFrame:
+    """Each run's (x, y) curve interpolated onto one grid of x, so runs can be averaged."""
+    df = df.dropna(subset=[x, y])
+    if df.empty:
+        return pd.DataFrame(columns=[*by, "run_id", x, y])
+    grid = np.linspace(0.0, float(df[x].max()), points)
+    out = []
+    for keys, g in df.groupby([*by, "run_id"], sort=True):
+        g = g.sort_values(x)
+        xs, ys = g[x].to_numpy(float), g[y].to_numpy(float)
+        inside = grid[grid <= xs.max()]
+        vals = np.interp(inside, xs, ys)
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        out.append(pd.DataFrame({**dict(zip([*by, "run_id"], keys)), x: inside, y: vals}))
+    return pd.concat(out, ignore_index=True)
+
+
+def _split_variant(df: pd.DataFrame) -> pd.DataFrame:
+    """Variant 'a,b,c' -> factor 'a' (what the figure compares) and setting 'b,c' (the rest)."""
+    df = df.copy()
+    parts = df["variant"].astype(str).str.split(",", n=1)
+    df["factor"] = parts.str[0]
+    df["setting"] = parts.str[1].fillna("")
+    return df
+
+
+def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = None,
+            x: str = "online_samples") -> pd.DataFrame:
+    e = evals(df)
+    y = _y(e)
+    by = [hue] + ([facet] if facet else [])
+    data = on_grid(e, x, y, by)
+    facets = sorted(data[facet].unique()) if facet else [None]
+    axes = fig.subplots(1, max(1, len(facets)), squeeze=False)[0]
+    for ax, f in zip(axes, facets):
+        sub = data if f is None else data[data[facet] == f]
+        sns.lineplot(sub, x=x, y=y, hue=hue, errorbar=BAND, ax=ax, **BOOT)
+        ax.set_title(str(f) if f is not None else "")
+        ax.set_xlabel(x.replace("_", " "))
+        ax.set_ylabel("normalized return" if y == "score_mean" else "return")
+    return data
+
+
+def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
+    e = evals(df)
+    y = _y(e)
+    last = e.sort_values("step").groupby("run_id").tail(1)
+    ax = fig.subplots()
+    sns.pointplot(last, x=x, y=y, hue=hue, errorbar=BAND, ax=ax, dodge=0.3, linestyle="none", **BOOT)
+    ax.set_ylabel("final normalized return" if y == "score_mean" else "final return")
+    ax.tick_params(axis="x", rotation=20)
+    return last[["run_id", "dataset", "variant", x, hue, y]] if x != hue else last
+
+
+# ----- the figures ---------------------------------------------------------------------------
+def draw_learning_curves(df, fig):
+    online = df[df.method.isin(["odt", "iql", "sac"])]
+    return _curves(online, fig, hue="method", facet="dataset")
+
+
+def draw_convergence(df, fig):
+    e = evals(df[(df.method == "odt") & (df.dataset == "hopper-medium")])
+    cols = [c for c in (_y(e), "nll", "entropy", "lambda") if c in e]
+    axes = fig.subplots(1, len(cols), squeeze=False)[0]
+    parts = []
+    for ax, c in zip(axes, cols):
+        d = on_grid(e, "updates", c, ["method"])
+        sns.lineplot(d, x="updates", y=c, errorbar=BAND, ax=ax, **BOOT)
+        ax.set_title(c)
+        parts.append(d.assign(metric=c).rename(columns={c: "value"}))
+    return pd.concat(parts, ignore_index=True) if parts else e
+
+
+def draw_stoch(df, fig):
+    return _curves(_split_variant(df), fig, hue="setting", facet="factor")
+
+
+def draw_g_eval(df, fig):
+    s = df[df["phase"].isin(["sweep-pretrained", "sweep-finetuned"])] if "phase" in df else df.iloc[0:0]
+    y = _y(s)
+    axes = fig.subplots(1, 2, squeeze=False)[0]
+    for ax, phase in zip(axes, ["sweep-pretrained", "sweep-finetuned"]):
+        sns.lineplot(s[s.phase == phase], x="g_eval", y=y, errorbar=BAND, marker="o", ax=ax, **BOOT)
+        ax.set_title(phase.replace("sweep-", "after ").replace("pretrained", "pretraining")
+                     .replace("finetuned", "finetuning"))
+    return s[["run_id", "phase", "g_eval", y]] if not s.empty else s
+
+
+def draw_variant_curves(df, fig):
+    return _curves(df, fig, hue="variant")
+
+
+def draw_variant_curves_by_dataset(df, fig):
+    return _curves(df, fig, hue="variant", facet="dataset")
+
+
+def draw_grid_final(df, fig):
+    return _final(_split_variant(df), fig, x="setting", hue="factor")
+
+
+def draw_variant_final(df, fig):
+    return _final(df, fig, x="variant", hue="variant")
+
+
+def draw_table_rtg(df, fig):
+    return _final(df, fig, x="dataset", hue="variant")
+
+
+def draw_lambda(df, fig):
+    e = evals(df)
+    axes = fig.subplots(1, 2, squeeze=False)[0]
+    parts = []
+    for ax, c in zip(axes, ("entropy", "lambda")):
+        if c not in e:
+            continue
+        d = on_grid(e, "updates", c, ["variant"])
+        sns.lineplot(d, x="updates", y=c, hue="variant", errorbar=BAND, ax=ax, **BOOT)
+        ax.set_title(c)
+        if c == "lambda":
+            ax.set_yscale("log")
+        parts.append(d.assign(metric=c).rename(columns={c: "value"}))
+    return pd.concat(parts, ignore_index=True) if parts else e
+
+
+def draw_stability(df, fig):
+    return _curves(df, fig, hue="method")
+
+
+FIGURES = [
+    Figure("learning_curves", "table1", "Table 1 runs: normalized return during online finetuning", draw_learning_curves, (14, 3.5)),
+    Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium, return, NLL, entropy and lambda", draw_convergence, (14, 3.5)),
+    Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)", draw_stoch, (10, 4)),
+    Figure("g_eval", "g_eval", "Fig. 3 / 5 (L): return against g_eval", draw_g_eval, (10, 4)),
+    Figure("g_online", "g_online", "Fig. 5 (R): final return against g_online", draw_variant_final),
+    Figure("g_online_curves", "g_online", "g_online: learning curves", draw_variant_curves),
+    Figure("curriculum", "curriculum", "Fig. 6: curriculum exploration RTG vs fixed g_online", draw_variant_curves),
+    Figure("hindsight", "hindsight", "Fig. 7: hindsight return relabeling on / off", draw_variant_curves),
+    Figure("buffer_init", "buffer_init", "Fig. 8: replay buffer initialisation, top-N vs random", draw_variant_curves_by_dataset, (14, 3.5)),
+    Figure("eval_context", "eval_context", "Fig. 9: evaluation context length 1 vs 5 (ant-medium-replay)", draw_grid_final, (9, 4)),
+    Figure("pos_embedding", "pos_embedding", "Fig. 10: positional embedding on / off (walker2d-medium)", draw_grid_final, (9, 4)),
+    Figure("lambda", "lambda", "Fig. 12: entropy and lambda from several initial lambdas", draw_lambda, (10, 4)),
+    Figure("sampling", "sampling", "Appendix F: sampling by length vs by return", draw_variant_curves),
+    Figure("stability", "stability", "Fig. 11: stability of ODT, IQL and SAC (hopper-medium)", draw_stability),
+    Figure("table_rtg", "table_rtg", "Appendix D: g_online = 2g* vs g*", draw_table_rtg, (12, 4)),
+]
+
+
+# ----- rendering -----------------------------------------------------------------------------
+def _save(fig: plt.Figure, data: pd.DataFrame, out: Path, name: str) -> list[Path]:
+    paths = []
+    for fmt in ("png", "pdf"):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=120, bbox_inches="tight")
+        path = out / f"{name}.{fmt}"
+        atomic_write_bytes(path, buf.getvalue())
+        paths.append(path)
+    path = out / f"{name}.csv"
+    atomic_write_bytes(path, data.to_csv(index=False).encode())
+    paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def _status_note(runs: pd.DataFrame) -> str:
+    counts = runs.drop_duplicates("run_id").status.value_counts()
+    return ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+
+
+def render(spec: Figure, df: pd.DataFrame, preset: str, out: Path) -> list[Path]:
+    runs = df[df.experiment == spec.experiment]
+    complete = runs[runs.status == "complete"]
+    fig = plt.figure(figsize=spec.size, layout="constrained")
+    title = f"{spec.title}\n[preset {preset}]"
+    if preset == "smoke":
+        title += " SMOKE: plumbing check, not a result"
+    if complete.empty:
+        why = (f"no complete runs ({_status_note(runs)})" if not runs.empty else "no runs found")
+        fig.text(0.5, 0.5, f"{why} for experiment '{spec.experiment}'\n"
+                 f"run: python -m benchmarks.run {spec.experiment} --preset {preset}",
+                 ha="center", va="center", fontsize=11, color="darkred")
+        fig.suptitle(title, fontsize=10)
+        return _save(fig, pd.DataFrame({"missing": [why]}), out, spec.name)
+    data = spec.draw(complete, fig)
+    note = _status_note(runs)
+    if set(runs.status.unique()) - {"complete"}:
+        note = "INCOMPLETE: " + note
+    fig.suptitle(f"{title}\n{note}", fontsize=10)
+    return _save(fig, data, out, spec.name)
+
+
+def make_plots(root: Path | str, out: Path | str, presets: list[str] | None = None,
+               names: list[str] | None = None) -> list[Path]:
+    root, out = Path(root), Path(out)
+    if not presets:
+        presets = sorted({d.parent.parent.name for d in rec.iter_run_dirs(root)}) or ["paper"]
+    written = []
+    sns.set_theme(style="whitegrid", context="paper")
+    for preset in presets:
+        df = agg.load_results(root, preset)
+        for spec in FIGURES:
+            if names and spec.name not in names:
+                continue
+            written += render(spec, df, preset, out / preset)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.plots", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default results/)")
+    p.add_argument("--out", type=Path, default=Path("paper_tables/figures"), help="figures go to <out>/<preset>/")
+    p.add_argument("--preset", nargs="*", default=None, help=f"presets to plot ({', '.join(PRESETS)}; default: all found)")
+    p.add_argument("--only", nargs="*", default=None, help="figure names: " + ", ".join(f.name for f in FIGURES))
+    args = p.parse_args(argv)
+    known = {f.name for f in FIGURES}
+    for name in args.only or ():
+        if name not in known:
+            p.error(f"unknown figure {name!r}; known: {', '.join(sorted(known))}")
+    for preset in args.preset or ():
+        if preset not in PRESETS:
+            p.error(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    paths = make_plots(args.results, args.out, args.preset, args.only)
+    print(f"wrote {len([q for q in paths if q.suffix == '.png'])} figures (png + pdf + csv) under {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

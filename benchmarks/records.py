@@ -1,0 +1,170 @@
+"""The results store: one directory per run, every file written atomically.
+
+Layout::
+
+    results/<preset>/<experiment>/<run_id>/
+        spec.json         the RunSpec (what was asked)
+        config.json       the resolved method config (what ran)
+        environment.json  versions, host, git sha + dirty flag, command, one entry per attempt
+        provenance.json   the dataset's provenance (source, path, sha256, ...)
+        curve.jsonl       evaluation rows as they come (rewritten atomically per row)
+        record.json       the final record, written last: status complete | failed | diverged
+        checkpoints/      CheckpointManager files (git-ignored)
+    results/<preset>/<experiment>/_logs/   submitit stdout/stderr per job
+
+A run is *complete* iff ``record.json`` exists with ``status == "complete"``; every reader
+(runner, aggregation, tables) uses :func:`is_complete`, so a half-finished run is never
+mistaken for a result, and a failed one shows as failed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.experiments import RunSpec
+from odt.checkpoint import atomic_write_bytes
+
+DEFAULT_ROOT = Path(os.environ.get("ODT_RESULTS", "results"))
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+SPEC, CONFIG, ENVIRONMENT, PROVENANCE, CURVE, RECORD = (
+    "spec.json", "config.json", "environment.json", "provenance.json", "curve.jsonl", "record.json")
+CHECKPOINTS = "checkpoints"
+
+
+def experiment_dir(root: Path | str, preset: str, experiment: str) -> Path:
+    return Path(root) / preset / experiment
+
+
+def run_dir(root: Path | str, spec: RunSpec) -> Path:
+    return experiment_dir(root, spec.preset, spec.experiment) / spec.run_id
+
+
+def logs_dir(root: Path | str, preset: str, experiment: str) -> Path:
+    return experiment_dir(root, preset, experiment) / "_logs"
+
+
+def to_jsonable(obj: Any) -> Any:
+    """numpy scalars/arrays, tuples and paths to JSON types; non-finite floats to None."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return to_jsonable(obj.item())
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Path):
+        return str(obj)
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    return repr(obj)
+
+
+def write_json(path: Path, obj: Any) -> None:
+    atomic_write_bytes(path, (json.dumps(to_jsonable(obj), indent=2, sort_keys=True) + "\n").encode())
+
+
+def read_json(path: Path) -> Any:
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_curve(path: Path, rows: list[dict]) -> None:
+    text = "".join(json.dumps(to_jsonable(r), sort_keys=True) + "\n" for r in rows)
+    atomic_write_bytes(path, text.encode())
+
+
+def read_curve(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def read_record(directory: Path) -> dict | None:
+    path = Path(directory) / RECORD
+    if not path.exists():
+        return None
+    try:
+        return read_json(path)
+    except (OSError, json.JSONDecodeError):
+        return None  # cannot happen with atomic writes, but never trust a record that does not parse
+
+
+def is_complete(directory: Path) -> bool:
+    rec = read_record(directory)
+    return rec is not None and rec.get("status") == "complete"
+
+
+def status_of(directory: Path) -> str:
+    """complete | failed | diverged | partial (started, no record) | absent."""
+    rec = read_record(directory)
+    if rec is not None:
+        return rec.get("status", "failed")
+    return "partial" if Path(directory).exists() else "absent"
+
+
+@lru_cache(maxsize=1)
+def code_version() -> dict[str, Any]:
+    """git sha and dirty flag of the checkout the code runs from (None outside git)."""
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
+                                 text=True, timeout=20, check=True)
+            return out.stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+    sha = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"git_sha": sha, "git_dirty": None if status is None else bool(status)}
+
+
+def environment() -> dict[str, Any]:
+    import gymnasium
+    import torch
+    versions = {"python": platform.python_version(), "numpy": np.__version__,
+                "torch": torch.__version__, "gymnasium": gymnasium.__version__}
+    try:
+        import mujoco
+        versions["mujoco"] = mujoco.__version__
+    except ImportError:  # pragma: no cover - optional
+        pass
+    return {
+        **code_version(), "versions": versions, "host": socket.gethostname(),
+        "platform": platform.platform(), "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(), "cuda": torch.cuda.is_available(),
+        "argv": sys.argv, "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def record_attempt(directory: Path, log_path: str | None) -> int:
+    """Append this attempt's environment to environment.json; returns the attempt number."""
+    path = Path(directory) / ENVIRONMENT
+    attempts = read_json(path)["attempts"] if path.exists() else []
+    attempts.append({**environment(), "log": log_path})
+    write_json(path, {"attempts": attempts})
+    return len(attempts)
+
+
+def iter_run_dirs(root: Path | str, preset: str | None = None, experiment: str | None = None):
+    """Run directories under root (those holding spec.json), sorted for a stable order."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    pattern = f"{preset or '*'}/{experiment or '*'}/*/{SPEC}"
+    return sorted(p.parent for p in root.glob(pattern) if not p.parent.name.startswith("_"))

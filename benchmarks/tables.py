@@ -1,0 +1,442 @@
+"""Tables generated from the results tree (``paper_tables/``), in Markdown and LaTeX.
+
+* Table 1: mean +- std (population std, ddof=0) over seeds per cell, the deltas (online minus
+  offline, per method), sums per block (locomotion, AntMaze) where every row of the block has
+  a number, the best 0.2m cell and the best delta of each row in bold; then the paper's own
+  numbers (``benchmarks/reference/table1.json``) and our-minus-paper; then rliable's IQM and
+  optimality gap with stratified bootstrap CIs and P(ODT 0.2m > IQL 0.2m). Missing cells are
+  shown as missing (an em dash), never as zero; a cell whose runs all failed says ``failed``.
+* ``table_rtg``: appendix D's g_online = 2g* against g*, ours and the paper's.
+* any other experiment: final score per dataset x variant (x method).
+* the hyperparameter tables of appendix C, generated from ``odt.config`` and compared cell by
+  cell with the transcription in ``benchmarks/reference/hyperparameters.json``.
+
+``python -m benchmarks.tables [experiment ...] --preset smoke`` regenerates them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks import aggregate as agg
+from benchmarks import records as rec
+from benchmarks import reference
+from benchmarks.experiments import ANTMAZE, EXPERIMENTS, LOCOMOTION, TABLE1_DATASETS
+from odt.checkpoint import atomic_write_bytes
+
+MISSING_MD, MISSING_TEX = "—", "--"
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    tex: str
+    method: str | None = None  # a measured column: method and record value
+    value: str = "final_score"
+    delta_of: tuple[str, str] | None = None  # a delta column: (online key, offline key)
+
+
+TABLE1_COLUMNS = [
+    Column("dt", "DT", "DT", "dt"),
+    Column("odt_offline", "ODT (offline)", "ODT (offline)", "odt-offline"),
+    Column("odt_online", "ODT (0.2m)", "ODT (0.2m)", "odt"),
+    Column("delta_odt", "δ ODT", r"$\delta_{\mathrm{ODT}}$", delta_of=("odt_online", "odt_offline")),
+    Column("iql_offline", "IQL (offline)", "IQL (offline)", "iql", "offline_score"),
+    Column("iql_online", "IQL (0.2m)", "IQL (0.2m)", "iql"),
+    Column("delta_iql", "δ IQL", r"$\delta_{\mathrm{IQL}}$", delta_of=("iql_online", "iql_offline")),
+    Column("sac", "SAC (0.2m)", "SAC (0.2m)", "sac"),
+]
+ONLINE_KEYS = ("odt_online", "iql_online", "sac")
+DELTA_KEYS = ("delta_odt", "delta_iql")
+BLOCKS = (("locomotion", [d for d in TABLE1_DATASETS if d in LOCOMOTION]),
+          ("antmaze", [d for d in TABLE1_DATASETS if d in ANTMAZE]))
+
+
+@dataclasses.dataclass
+class Cell:
+    mean: float | None = None
+    std: float | None = None
+    n: int = 0
+    failed: int = 0
+    partial: int = 0
+
+    @property
+    def present(self) -> bool:
+        return self.mean is not None
+
+
+def measure(runs: pd.DataFrame, method: str, dataset: str, value: str) -> Cell:
+    sel = runs[(runs.method == method) & (runs.dataset == dataset)]
+    ok = sel[sel.status == "complete"][value].dropna().to_numpy(dtype=float)
+    failed = int(sel.status.isin(["failed", "diverged"]).sum())
+    partial = int((sel.status == "partial").sum())
+    if len(ok) == 0:
+        return Cell(None, None, 0, failed, partial)
+    return Cell(float(ok.mean()), float(ok.std()), len(ok), failed, partial)
+
+
+def table1_cells(runs: pd.DataFrame, datasets: Sequence[str] = TABLE1_DATASETS) -> dict[str, dict[str, Cell]]:
+    cells: dict[str, dict[str, Cell]] = {}
+    for d in datasets:
+        row: dict[str, Cell] = {}
+        for c in TABLE1_COLUMNS:
+            if c.method is not None:
+                row[c.key] = measure(runs, c.method, d, c.value)
+        for c in TABLE1_COLUMNS:
+            if c.delta_of is not None:
+                on, off = row[c.delta_of[0]], row[c.delta_of[1]]
+                row[c.key] = (Cell(on.mean - off.mean, None, min(on.n, off.n)) if on.present and off.present
+                              else Cell(None, None, 0, on.failed + off.failed, on.partial + off.partial))
+        cells[d] = row
+    return cells
+
+
+def block_sums(cells: dict[str, dict[str, Cell]]) -> dict[str, dict[str, float | None]]:
+    sums: dict[str, dict[str, float | None]] = {}
+    for block, members in BLOCKS:
+        rows = [cells[d] for d in members if d in cells]
+        sums[block] = {c.key: (float(sum(r[c.key].mean for r in rows))
+                               if rows and all(r[c.key].present for r in rows) else None)
+                       for c in TABLE1_COLUMNS}
+    return sums
+
+
+def _best(row: dict[str, Cell | float | None], keys: Sequence[str]) -> set[str]:
+    vals = {k: (v.mean if isinstance(v, Cell) else v) for k, v in row.items() if k in keys}
+    vals = {k: v for k, v in vals.items() if v is not None}
+    if not vals:
+        return set()
+    top = max(vals.values())
+    return {k for k, v in vals.items() if v == top}
+
+
+def _fmt(cell: Cell | float | None, tex: bool, expected_n: int | None) -> str:
+    missing = MISSING_TEX if tex else MISSING_MD
+    if cell is None:
+        return missing
+    if not isinstance(cell, Cell):
+        return f"{cell:.2f}"
+    if not cell.present:
+        if cell.failed:
+            return f"failed ({cell.failed})"
+        if cell.partial:
+            return f"running ({cell.partial})"
+        return missing
+    pm = r" $\pm$ " if tex else " ± "
+    text = f"{cell.mean:.2f}" if cell.std is None else f"{cell.mean:.2f}{pm}{cell.std:.2f}"
+    notes = []
+    if expected_n is not None and cell.std is not None and cell.n != expected_n:
+        notes.append(f"n={cell.n}")
+    if cell.failed:
+        notes.append(f"{cell.failed} failed")
+    return text + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _bold(text: str, tex: bool) -> str:
+    return rf"\textbf{{{text}}}" if tex else f"**{text}**"
+
+
+def _render(header: list[str], rows: list[list[str]], tex: bool, caption: str, label: str = "") -> str:
+    if tex:
+        lines = [r"\begin{table*}[t]", r"\centering", r"\resizebox{\textwidth}{!}{",
+                 r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}", r"\toprule",
+                 " & ".join(header) + r" \\", r"\midrule"]
+        for r in rows:
+            lines.append(r"\midrule" if r == ["---"] else " & ".join(r) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}}", rf"\caption{{{_tex_escape(caption)}}}"]
+        if label:
+            lines.append(rf"\label{{{label}}}")
+        lines.append(r"\end{table*}")
+        return "\n".join(lines) + "\n"
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows if r != ["---"]]
+    return "\n".join(out) + "\n"
+
+
+def _tex_escape(text: str) -> str:
+    return text.replace("%", r"\%").replace("_", r"\_").replace("#", r"\#").replace("&", r"\&")
+
+
+def _sources(runs: pd.DataFrame) -> str:
+    if runs.empty:
+        return "no runs"
+    src = runs.dropna(subset=["data_source"]).groupby("data_source").dataset.nunique()
+    return ", ".join(f"{s} ({n} datasets)" for s, n in src.items()) or "unknown"
+
+
+def _caption(preset: str, runs: pd.DataFrame, seeds: int | None, what: str) -> str:
+    warn = " SMOKE PRESET: a plumbing check on tiny random-policy data, NOT a result." if preset == "smoke" else ""
+    return (f"{what} Preset `{preset}`; {seeds or 'no'} seeds per cell (mean ± population std); "
+            f"data: {_sources(runs)}.{warn} Missing cells (—) have no complete run; "
+            f"'failed (k)' means all k runs failed.")
+
+
+def _expected_seeds(runs: pd.DataFrame) -> int | None:
+    ok = runs[runs.status == "complete"]
+    return int(ok.groupby(["method", "dataset"]).size().max()) if not ok.empty else None
+
+
+# --------------------------------------------------------------------------------------------
+def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 2000) -> str:
+    cells = table1_cells(runs)
+    sums = block_sums(cells)
+    seeds = _expected_seeds(runs)
+    ref = reference.load("table1")
+    header = ["dataset"] + [c.tex if tex else c.label for c in TABLE1_COLUMNS]
+    ours, paper, diff = [], [], []
+    for block, members in BLOCKS:
+        for d in members:
+            row = cells[d]
+            best = _best(row, ONLINE_KEYS) | _best(row, DELTA_KEYS)
+            fmt = [_fmt(row[c.key], tex, seeds) for c in TABLE1_COLUMNS]
+            ours.append([d] + [(_bold(t, tex) if c.key in best else t) for c, t in zip(TABLE1_COLUMNS, fmt)])
+            pr = ref["rows"][d]
+            paper.append([d] + [_fmt(_ref_cell(pr.get(c.key)), tex, None) for c in TABLE1_COLUMNS])
+            diff.append([d] + [_fmt(_diff(row[c.key], pr.get(c.key)), tex, None) for c in TABLE1_COLUMNS])
+        s = sums[block]
+        best = _best(s, ONLINE_KEYS) | _best(s, DELTA_KEYS)
+        ours.append([f"sum ({block})"] + [(_bold(_fmt(s[c.key], tex, None), tex) if c.key in best
+                                          else _fmt(s[c.key], tex, None)) for c in TABLE1_COLUMNS])
+        ps = ref["sums"][block]
+        paper.append([f"sum ({block})"] + [_fmt(ps.get(c.key), tex, None) for c in TABLE1_COLUMNS])
+        diff.append([f"sum ({block})"] + [_fmt(None if s[c.key] is None or ps.get(c.key) is None
+                                               else s[c.key] - ps[c.key], tex, None) for c in TABLE1_COLUMNS])
+        ours.append(["---"])
+        paper.append(["---"])
+        diff.append(["---"])
+    cap = _caption(preset, runs, seeds, "Table 1 regenerated: D4RL normalized returns (100 = expert).")
+    ref_cap = f"The paper's numbers ({ref['source']})."
+    diff_cap = "Ours minus the paper's (mean)."
+    rl = _rliable_section(runs, reps)
+    if tex:
+        return "\n".join([_render(header, ours, True, cap, "tbl:table1-ours"),
+                          _render(header, paper, True, ref_cap, "tbl:table1-paper"),
+                          _render(header, diff, True, diff_cap, "tbl:table1-diff"),
+                          _render(*rl, True, "Aggregates over tasks (rliable, scores / 100).", "tbl:table1-rliable")])
+    notes = "\n".join(f"- {n}" for n in ref.get("notes", []))
+    return "\n".join([
+        f"# Table 1 (preset `{preset}`)\n", cap + "\n", _render(header, ours, False, cap),
+        "## The paper's Table 1\n", ref_cap + "\n", _render(header, paper, False, ref_cap), notes + "\n",
+        "## Ours minus the paper's\n", _render(header, diff, False, diff_cap),
+        "## Aggregates over tasks (rliable)\n",
+        "IQM and optimality gap of the normalized score / 100, 95% stratified bootstrap CIs over "
+        "runs; each method over the datasets where it has complete runs, cut to the same number "
+        "of runs per dataset. P(X > Y): probability of improvement over the datasets both have.\n",
+        _render(*rl, False, "")])
+
+
+def _ref_cell(v) -> Cell | float | None:
+    if v is None:
+        return None
+    if isinstance(v, list):
+        return Cell(float(v[0]), float(v[1]), 1)
+    return float(v)
+
+
+def _diff(ours: Cell, ref) -> float | None:
+    if ref is None or not ours.present:
+        return None
+    return ours.mean - (ref[0] if isinstance(ref, list) else ref)
+
+
+def table1_rliable(runs: pd.DataFrame, reps: int = 2000) -> dict:
+    matrices = {}
+    for c in TABLE1_COLUMNS:
+        if c.method is None:
+            continue
+        tasks = sorted(set(runs[(runs.method == c.method) & (runs.status == "complete")].dataset))
+        m = agg.score_matrix(runs, c.method, c.value, tasks)
+        if m is not None:
+            matrices[c.label] = m / 100.0
+    pairs = {}
+    on = [c for c in TABLE1_COLUMNS if c.key in ("odt_online", "iql_online")]
+    common = sorted(set(runs[(runs.method == on[0].method) & (runs.status == "complete")].dataset)
+                    & set(runs[(runs.method == on[1].method) & (runs.status == "complete")].dataset))
+    x = agg.score_matrix(runs, on[0].method, on[0].value, common)
+    y = agg.score_matrix(runs, on[1].method, on[1].value, common)
+    if x is not None and y is not None:
+        n = min(len(x), len(y))
+        pairs = {"ODT (0.2m)*": x[:n] / 100.0, "IQL (0.2m)*": y[:n] / 100.0}
+    summary = agg.rliable_summary({**matrices, **pairs}, [("ODT (0.2m)*", "IQL (0.2m)*")] if pairs else [],
+                                  reps=reps)
+    for k in pairs:
+        summary["aggregates"].pop(k, None)
+    return summary
+
+
+def _rliable_section(runs: pd.DataFrame, reps: int) -> tuple[list[str], list[list[str]]]:
+    s = table1_rliable(runs, reps)
+    header = ["method", "IQM [95% CI]", "optimality gap [95% CI]", "runs x tasks"]
+    rows = [[name, f"{a['iqm']:.3f} [{a['iqm_ci'][0]:.3f}, {a['iqm_ci'][1]:.3f}]",
+             f"{a['optimality_gap']:.3f} [{a['optimality_gap_ci'][0]:.3f}, {a['optimality_gap_ci'][1]:.3f}]",
+             f"{a['runs']} x {a['tasks']}"] for name, a in s["aggregates"].items()]
+    for name, imp in s["improvement"].items():
+        rows.append([f"P({name.replace('*', '')})", f"{imp['p']:.3f} [{imp['ci'][0]:.3f}, {imp['ci'][1]:.3f}]",
+                     "", "common datasets"])
+    if not rows:
+        rows = [[MISSING_MD, "no complete runs", "", ""]]
+    return header, rows
+
+
+# --------------------------------------------------------------------------------------------
+def variant_text(runs: pd.DataFrame, experiment: str, preset: str, tex: bool = False) -> str:
+    """Final (and, where recorded, end-of-pretraining) score per dataset x method x variant."""
+    ref = reference.load("table_rtg") if experiment == "table_rtg" else None
+    seeds = _expected_seeds(runs)
+    header = ["dataset", "method", "variant", "final score", "offline score"] + (["paper"] if ref else [])
+    rows = []
+    keys = runs[["dataset", "method", "variant"]].drop_duplicates().itertuples(index=False)
+    for d, m, v in sorted(keys):
+        sel = runs[(runs.dataset == d) & (runs.method == m) & (runs.variant == v)]
+        fin = _fmt(measure(sel, m, d, "final_score"), tex, seeds)
+        off = _fmt(measure(sel, m, d, "offline_score"), tex, seeds)
+        row = [d, m, v, fin, off]
+        if ref:
+            row.append(_fmt(ref["rows"].get(d, {}).get(v), tex, None))
+        rows.append(row)
+    desc = EXPERIMENTS[experiment].description if experiment in EXPERIMENTS else experiment
+    cap = _caption(preset, runs, seeds, f"{desc}.")
+    if not rows:
+        rows = [[MISSING_MD] * len(header)]
+    if tex:
+        return _render(header, rows, True, cap, f"tbl:{experiment}")
+    return f"# {experiment} (preset `{preset}`)\n\n{cap}\n\n" + _render(header, rows, False, cap)
+
+
+# --------------------------------------------------------------------------------------------
+def hyperparameter_text(tex: bool = False) -> str:
+    """Appendix C regenerated from odt.config.paper_config, each cell checked against the paper."""
+    from odt.config import paper_config
+    ref = reference.load("hyperparameters")
+    parts = []
+    for protocol, key, title in (("offline", "offline", "Table C.2: pretraining (offline protocol)"),
+                                 ("online", "online", "Table C.4: finetuning (online protocol)")):
+        fields = list(next(iter(ref[key]["rows"].values())).keys())
+        header = ["dataset"] + fields
+        rows = []
+        for d, expected in ref[key]["rows"].items():
+            cfg = paper_config(d, protocol)
+            row = [d]
+            for f in fields:
+                ours = config_value(cfg, f)
+                text = _hp(ours)
+                if not _same(ours, expected[f]):
+                    text += f" (paper: {_hp(expected[f])}) MISMATCH"
+                row.append(text)
+            rows.append(row)
+        parts.append((title, header, rows))
+    common = []
+    for protocol, key in (("offline", "common_offline"), ("online", "common_online")):
+        cfg = paper_config("hopper-medium", protocol)
+        for f, expected in ref[key].items():
+            if f == "source":
+                continue
+            ours = "-dim(A)" if f == "target_entropy" and cfg.optim.target_entropy is None else config_value(cfg, f)
+            flag = "" if _same(ours, expected) else f" (paper: {_hp(expected)}) MISMATCH"
+            common.append([f"{ref[key]['source']}", f, _hp(ours) + flag])
+    parts.insert(0, ("Tables C.1 and C.3: common values", ["table", "field", "value"], common))
+    if tex:
+        return "\n".join(_render(h, r, True, f"{t} (generated from odt/config.py).") for t, h, r in parts)
+    out = ["# ODT hyperparameters (appendix C), generated from `odt/config.py`\n",
+           f"Checked cell by cell against the transcription in `benchmarks/reference/hyperparameters.json` "
+           f"({ref['source']}). A cell that differs is flagged with the paper's value.\n"]
+    for t, h, r in parts:
+        out += [f"## {t}\n", _render(h, r, False, t)]
+    return "\n".join(out)
+
+
+def config_value(cfg, name: str):
+    for part in (cfg, cfg.model, cfg.optim, cfg.online):
+        if any(f.name == name for f in dataclasses.fields(part)):
+            return getattr(part, name)
+    if name == "updates_per_round":
+        return cfg.online.updates_per_round
+    raise KeyError(name)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b or a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def _hp(v) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def hyperparameter_mismatches() -> list[str]:
+    text = hyperparameter_text()
+    return [line for line in text.splitlines() if line.startswith("|") and "MISMATCH" in line]
+
+
+# --------------------------------------------------------------------------------------------
+def write_text(path: Path, text: str) -> Path:
+    atomic_write_bytes(path, text.encode())
+    return path
+
+
+def write_experiment_tables(experiment: str, root: Path | str, preset: str,
+                            out_dir: Path | str = "paper_tables", reps: int = 2000) -> list[Path]:
+    out = Path(out_dir)
+    runs = agg.load_runs(root, preset, experiment)
+    written = []
+    if experiment == "table1":
+        written.append(write_text(out / "table1.md", table1_text(runs, preset, False, reps)))
+        written.append(write_text(out / "table1.tex", table1_text(runs, preset, True, reps)))
+        cells = table1_cells(runs)
+        flat = [{"dataset": d, "column": k, **dataclasses.asdict(c)} for d, row in cells.items() for k, c in row.items()]
+        written.append(write_text(out / "table1.json", json.dumps(
+            {"preset": preset, "cells": flat, "rliable": table1_rliable(runs, reps)}, indent=2, sort_keys=True) + "\n"))
+    else:
+        written.append(write_text(out / f"{experiment}.md", variant_text(runs, experiment, preset)))
+        written.append(write_text(out / f"{experiment}.tex", variant_text(runs, experiment, preset, True)))
+    return written
+
+
+def write_hyperparameter_tables(out_dir: Path | str = "paper_tables") -> list[Path]:
+    out = Path(out_dir)
+    return [write_text(out / "hyperparameters.md", hyperparameter_text()),
+            write_text(out / "hyperparameters.tex", hyperparameter_text(tex=True))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.tables", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("experiments", nargs="*", help="experiments to tabulate (default: all with results)")
+    p.add_argument("--preset", default="paper")
+    p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT)
+    p.add_argument("--out", type=Path, default=Path("paper_tables"))
+    p.add_argument("--reps", type=int, default=2000, help="bootstrap replications for rliable")
+    args = p.parse_args(argv)
+    names = args.experiments or sorted({d.parent.name for d in rec.iter_run_dirs(args.results, args.preset)})
+    for name in names:
+        if name not in EXPERIMENTS:
+            p.error(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
+    paths = write_hyperparameter_tables(args.out)
+    for name in names:
+        paths += write_experiment_tables(name, args.results, args.preset, args.out, args.reps)
+    for path in paths:
+        print(f"wrote {path}")
+    mismatches = hyperparameter_mismatches()
+    for m in mismatches:
+        print(f"hyperparameter MISMATCH with the paper: {m}")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
