@@ -86,6 +86,13 @@ stop_daemon() {  # name exe
     say "stopped $1 (pid $pid)"
 }
 
+port_free() {  # port daemon: fail clearly if another process (another checkout's cluster?) has it
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+        die "port $1 (for $2) is already in use: is another cluster running? Stop it with its own" \
+            "'scripts/slurm-local.sh stop', or pick other ports: SLURM_LOCAL_PORT=<first of four>"
+    fi
+}
+
 # --- install -------------------------------------------------------------------------------
 install_packages() {
     local missing=()
@@ -248,6 +255,7 @@ start_slurmctld() {
 start_slurmd() {
     running slurmd slurmd && return 0
     slurmd -f "$CONF" -N "$HOST"
+    say "started slurmd"
 }
 
 node_state() { sinfo -h -N -n "$HOST" -o %t 2>/dev/null | head -1; }
@@ -257,6 +265,11 @@ cmd_start() {
     T0=$SECONDS
     install_packages
     write_configs
+    # before starting anything: every port a daemon of ours is not already holding must be free
+    running mariadb mariadbd || port_free "$DB_PORT" mariadb
+    running slurmdbd slurmdbd || port_free "$DBD_PORT" slurmdbd
+    running slurmctld slurmctld || port_free "$CTLD_PORT" slurmctld
+    running slurmd slurmd || port_free "$SLURMD_PORT" slurmd
     start_munge
     start_mariadb
     start_slurmdbd
