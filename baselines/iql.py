@@ -501,7 +501,7 @@ class IQLAgent:
         if k.pretrain_done:
             return None
         bar = tqdm(total=c.offline_updates, initial=k.updates, desc="iql offline", unit="upd",
-                   disable=not self.progress, dynamic_ncols=True)
+                   disable=not self.progress, dynamic_ncols=True, mininterval=1.0)
         start = time.perf_counter()
         while k.updates < c.offline_updates:
             m = self.update(self.sample_batch())
@@ -536,7 +536,8 @@ class IQLAgent:
         if self._env is None:
             self._env = self.make_env()
         bar = tqdm(total=budget, initial=min(k.online_samples, budget), desc="iql online",
-                   unit="step", disable=not self.progress or budget == 0, dynamic_ncols=True)
+                   unit="step", disable=not self.progress or budget == 0, dynamic_ncols=True,
+                   mininterval=1.0)
         row, obs, ep_return, ep_start = None, None, 0.0, k.online_samples
         start = time.perf_counter()
         while k.online_samples < budget:
