@@ -1,0 +1,519 @@
+"""Soft Actor-Critic (Haarnoja et al., 2018), one file, read top to bottom.
+
+Twin Q networks with Polyak-averaged targets, a tanh-squashed Gaussian actor, and automatic
+temperature tuning towards an entropy target of -dim(A). One gradient update per environment
+step after a warm-up of uniformly random actions. The defaults are the SAC paper's
+hyperparameters (its Table 1 and the v2 paper's automatic temperature): Adam with learning
+rate 3e-4 for actor, critics and temperature, batch 256, discount 0.99, target smoothing
+0.005, two hidden layers of 256 units, a 1e6-transition replay buffer. The warm-up length
+(5000 random steps) is CleanRL's; the SAC paper's implementations use 1000-10000.
+
+It serves twice: as the SAC column of Table 1 (``sac_config(dataset, "paper")``: 200k online
+steps from scratch, behind the ``baselines/interface.py`` Agent protocol; ``pretrain`` does
+nothing) and as the behaviour-policy trainer of the dataset forge (benchmarks/datasets/forge.py).
+
+Resume is exact: ``state_dict`` holds networks, optimisers, temperature, replay buffer, RNG
+states and counters. Checkpoints are taken at episode boundaries (an unfinished episode
+cannot be captured in general), so ``request_stop`` takes effect when the current episode ends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from tqdm.auto import tqdm
+
+from odt.config import PRESETS, ConfigError, apply_overrides
+from odt.train import StopRequested, TrainingDiverged
+
+Logger = Callable[[dict], None]
+
+
+# ============================================================================ configuration
+@dataclass
+class SACConfig:
+    dataset: str = "hopper-medium"  # the dataset name whose environment SAC trains on (Table 1 uses its env)
+    preset: str = "paper"
+    seed: int = 0
+    online_samples: int = 200_000  # environment steps (Table 1: 0.2m, from scratch)
+    warmup_steps: int = 5_000  # uniformly random actions before the first update
+    batch_size: int = 256
+    hidden_dim: int = 256
+    n_hidden: int = 2
+    actor_lr: float = 3e-4
+    critic_lr: float = 3e-4
+    alpha_lr: float = 3e-4
+    gamma: float = 0.99
+    tau: float = 0.005
+    buffer_size: int = 1_000_000
+    init_alpha: float = 1.0
+    target_entropy: float | None = None  # None: -dim(A)
+    updates_per_step: int = 1
+    log_std_min: float = -5.0
+    log_std_max: float = 2.0
+    eval_every: int = 5_000  # environment steps between evaluations
+    eval_episodes: int = 10
+    checkpoint_every: int = 10_000  # environment steps between checkpoints (taken at episode ends)
+    device: str = "cpu"
+
+    def validate(self) -> SACConfig:
+        def check(ok: bool, name: str, rule: str) -> None:
+            if not ok:
+                raise ConfigError(f"{name}={getattr(self, name)!r} is out of range: {rule}")
+        check(self.preset in PRESETS, "preset", " | ".join(PRESETS))
+        for name in ("online_samples", "warmup_steps"):
+            check(getattr(self, name) >= 0, name, ">= 0")
+        for name in ("batch_size", "hidden_dim", "n_hidden", "buffer_size", "updates_per_step",
+                     "eval_every", "eval_episodes", "checkpoint_every"):
+            check(getattr(self, name) >= 1, name, ">= 1")
+        for name in ("actor_lr", "critic_lr", "alpha_lr", "init_alpha"):
+            check(getattr(self, name) > 0, name, "> 0")
+        check(0 < self.gamma <= 1, "gamma", "in (0, 1]")
+        check(0 < self.tau <= 1, "tau", "in (0, 1]")
+        check(self.log_std_min < self.log_std_max, "log_std_min", "< log_std_max")
+        return self
+
+
+def sac_config(dataset: str, preset: str = "paper", seed: int = 0,
+               overrides: dict[str, Any] | None = None) -> SACConfig:
+    """SAC's configuration for one run.
+
+    * ``paper``: the SAC paper's hyperparameters, 200k online samples (Table 1's budget).
+    * ``cpu``: the same networks and rates; every count divided by 10 as the ODT ``cpu`` preset
+      does (20k samples, 500 warm-up steps, evaluation every 1000 steps), so SAC and ODT are
+      compared at the same number of online samples.
+    * ``smoke``: seconds, for tests and CI (tiny networks, 300 samples). Not a result.
+    """
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    cfg = SACConfig(dataset=dataset, preset=preset, seed=seed)
+    if preset == "cpu":
+        cfg = dataclasses.replace(cfg, online_samples=20_000, warmup_steps=500, eval_every=1_000,
+                                  checkpoint_every=2_000)
+    elif preset == "smoke":
+        cfg = dataclasses.replace(cfg, online_samples=300, warmup_steps=100, batch_size=32, hidden_dim=32,
+                                  eval_every=150, eval_episodes=2, checkpoint_every=100, buffer_size=10_000)
+    cfg = apply_overrides(cfg, dict(overrides or {}))
+    return cfg.validate()
+
+
+# ============================================================================ pure math
+def squashed_gaussian_log_prob(u: torch.Tensor, mean: torch.Tensor, log_std: torch.Tensor) -> torch.Tensor:
+    """log pi(tanh(u)) for u ~ N(mean, exp(log_std)), summed over action dims.
+
+    The tanh change of variables subtracts log(1 - tanh(u)^2) = 2 (log 2 - u - softplus(-2u)),
+    written in the numerically stable form.
+    """
+    gauss = (-0.5 * ((u - mean) / log_std.exp()) ** 2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+    return gauss - (2 * (math.log(2.0) - u - F.softplus(-2.0 * u))).sum(-1)
+
+
+def td_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tensor, next_log_prob: torch.Tensor,
+              alpha: torch.Tensor | float, gamma: float) -> torch.Tensor:
+    """Soft Bellman target r + gamma (1 - terminal) (min_i Q'_i(s', a') - alpha log pi(a'|s'))."""
+    return reward + gamma * (1.0 - terminated) * (next_q - alpha * next_log_prob)
+
+
+@torch.no_grad()
+def polyak_update(target: nn.Module, source: nn.Module, tau: float) -> None:
+    for t, s in zip(target.parameters(), source.parameters()):
+        t.lerp_(s, tau)
+
+
+# ============================================================================ networks
+def mlp(inp: int, out: int, hidden: int, n_hidden: int) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i in range(n_hidden):
+        layers += [nn.Linear(inp if i == 0 else hidden, hidden), nn.ReLU()]
+    layers.append(nn.Linear(hidden, out))
+    return nn.Sequential(*layers)
+
+
+class EnsembleLinear(nn.Module):
+    """``n`` independent linear layers applied as one batched matmul (the twin critics)."""
+
+    def __init__(self, n: int, inp: int, out: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n, inp, out))
+        self.bias = nn.Parameter(torch.empty(n, 1, out))
+        bound = 1.0 / math.sqrt(inp)  # nn.Linear's default initialisation, per member
+        nn.init.uniform_(self.weight, -bound, bound)
+        nn.init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # x: (n, B, inp)
+        return torch.baddbmm(self.bias, x, self.weight)
+
+
+class TwinQ(nn.Module):
+    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int, n: int = 2):
+        super().__init__()
+        self.n = n
+        layers: list[nn.Module] = []
+        for i in range(n_hidden):
+            layers += [EnsembleLinear(n, obs_dim + act_dim if i == 0 else hidden, hidden), nn.ReLU()]
+        layers.append(EnsembleLinear(n, hidden, 1))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """Q values of every member, shape (n, B)."""
+        x = torch.cat([obs, act], dim=-1).unsqueeze(0).expand(self.n, -1, -1)
+        return self.net(x).squeeze(-1)
+
+
+class TanhGaussianActor(nn.Module):
+    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int, log_std_min: float,
+                 log_std_max: float, action_low: np.ndarray, action_high: np.ndarray):
+        super().__init__()
+        self.net = mlp(obs_dim, 2 * act_dim, hidden, n_hidden)
+        self.log_std_min, self.log_std_max = log_std_min, log_std_max
+        self.register_buffer("scale", torch.as_tensor((action_high - action_low) / 2.0, dtype=torch.float32))
+        self.register_buffer("center", torch.as_tensor((action_high + action_low) / 2.0, dtype=torch.float32))
+
+    def dist_params(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mean, log_std = self.net(obs).chunk(2, dim=-1)
+        log_std = self.log_std_min + 0.5 * (self.log_std_max - self.log_std_min) * (torch.tanh(log_std) + 1)
+        return mean, log_std
+
+    def sample(self, obs: torch.Tensor, generator: torch.Generator | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A reparameterised action in the env's bounds and its log-probability (of the unscaled tanh)."""
+        mean, log_std = self.dist_params(obs)
+        eps = torch.randn(mean.shape, generator=generator, device=mean.device)
+        u = mean + log_std.exp() * eps
+        return torch.tanh(u) * self.scale + self.center, squashed_gaussian_log_prob(u, mean, log_std)
+
+    def mean_action(self, obs: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.dist_params(obs)[0]) * self.scale + self.center
+
+
+# ============================================================================ replay buffer
+class ReplayBuffer:
+    """Transitions in preallocated numpy arrays, FIFO once full, uniform sampling."""
+
+    FIELDS = ("observations", "actions", "rewards", "next_observations", "terminated", "truncated")
+
+    def __init__(self, obs_dim: int, act_dim: int, capacity: int):
+        self.capacity, self.size, self.pos = capacity, 0, 0
+        self.data = {
+            "observations": np.zeros((capacity, obs_dim), np.float32),
+            "actions": np.zeros((capacity, act_dim), np.float32),
+            "rewards": np.zeros(capacity, np.float32),
+            "next_observations": np.zeros((capacity, obs_dim), np.float32),
+            "terminated": np.zeros(capacity, bool),
+            "truncated": np.zeros(capacity, bool),
+        }
+
+    def add(self, obs, act, reward, next_obs, terminated: bool, truncated: bool) -> None:
+        d, i = self.data, self.pos
+        d["observations"][i], d["actions"][i], d["rewards"][i] = obs, act, reward
+        d["next_observations"][i], d["terminated"][i], d["truncated"][i] = next_obs, terminated, truncated
+        self.pos = (self.pos + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+
+    def sample(self, rng: np.random.Generator, batch_size: int) -> dict[str, np.ndarray]:
+        idx = rng.integers(0, self.size, size=batch_size)
+        return {k: v[idx] for k, v in self.data.items()}
+
+    def ordered(self) -> dict[str, np.ndarray]:
+        """All stored transitions, oldest first."""
+        if self.size < self.capacity:
+            return {k: v[:self.size].copy() for k, v in self.data.items()}
+        return {k: np.concatenate([v[self.pos:], v[:self.pos]]) for k, v in self.data.items()}
+
+    def state_dict(self) -> dict:
+        return {"capacity": self.capacity, "pos": self.pos, "size": self.size,
+                "data": {k: v[:self.size].copy() for k, v in self.data.items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["capacity"] != self.capacity:
+            raise ValueError(f"buffer capacity {state['capacity']} in the checkpoint, {self.capacity} configured")
+        self.pos, self.size = state["pos"], state["size"]
+        for k, v in state["data"].items():
+            self.data[k][:self.size] = v
+
+
+# ============================================================================ the agent
+@dataclass
+class Counters:
+    updates: int = 0
+    online_samples: int = 0
+    episodes: int = 0
+    evaluations: int = 0
+    wall_time: float = 0.0
+
+
+class SACAgent:
+    """SAC behind the Agent protocol: ``pretrain`` is a no-op, ``finetune`` trains from scratch."""
+
+    def __init__(self, cfg: SACConfig, make_env: Callable[[], gym.Env],
+                 score_fn: Callable[[np.ndarray], np.ndarray] | None = None, progress: bool = True):
+        self.cfg, self.make_env, self.score_fn, self.progress = cfg.validate(), make_env, score_fn, progress
+        self.device = torch.device(cfg.device)
+        torch.manual_seed(cfg.seed)
+        self.rng = np.random.default_rng(cfg.seed)
+        self.env = make_env()
+        space = self.env.action_space
+        if not isinstance(space, gym.spaces.Box):
+            raise ConfigError(f"SAC needs a continuous (Box) action space, got {space}")
+        self.obs_dim = int(np.prod(self.env.observation_space.shape))
+        self.act_dim = int(np.prod(space.shape))
+        self.action_low, self.action_high = space.low.astype(np.float32), space.high.astype(np.float32)
+        h, n = cfg.hidden_dim, cfg.n_hidden
+        self.actor = TanhGaussianActor(self.obs_dim, self.act_dim, h, n, cfg.log_std_min, cfg.log_std_max,
+                                       self.action_low, self.action_high).to(self.device)
+        self.critic = TwinQ(self.obs_dim, self.act_dim, h, n).to(self.device)
+        self.critic_target = TwinQ(self.obs_dim, self.act_dim, h, n).to(self.device)
+        self.critic_target.load_state_dict(self.critic.state_dict())
+        self.critic_target.requires_grad_(False)
+        self.log_alpha = torch.tensor(math.log(cfg.init_alpha), device=self.device, requires_grad=True)
+        self.target_entropy = float(-self.act_dim if cfg.target_entropy is None else cfg.target_entropy)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr)
+        self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.alpha_lr)
+        self.buffer = ReplayBuffer(self.obs_dim, self.act_dim, min(cfg.buffer_size, max(cfg.online_samples, 1)))
+        self.counters = Counters()
+        self.train_returns: list[float] = []  # return of every finished training episode
+        self._sums: dict[str, float] = {}
+        self._n_sums = 0
+        self._obs: np.ndarray | None = None  # observation of the episode in progress
+        self._ep_return = 0.0
+        self._eval_envs: gym.vector.VectorEnv | None = None
+        self._stop_requested = False
+
+    @property
+    def alpha(self) -> float:
+        return float(self.log_alpha.detach().exp())
+
+    def request_stop(self) -> None:
+        """Checkpoint and raise StopRequested when the current episode ends (signal-handler safe)."""
+        self._stop_requested = True
+
+    # ----- one gradient update ------------------------------------------------------------
+    def update(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
+        to = lambda a: torch.as_tensor(a, dtype=torch.float32, device=self.device)  # noqa: E731
+        obs, act, rew = to(batch["observations"]), to(batch["actions"]), to(batch["rewards"])
+        nxt, term = to(batch["next_observations"]), to(batch["terminated"])
+        alpha = self.log_alpha.detach().exp()
+
+        with torch.no_grad():
+            next_act, next_logp = self.actor.sample(nxt)
+            next_q = self.critic_target(nxt, next_act).min(dim=0).values
+            target = td_target(rew, term, next_q, next_logp, alpha, self.cfg.gamma)
+        q = self.critic(obs, act)
+        critic_loss = 0.5 * ((q - target.unsqueeze(0)) ** 2).mean(dim=1).sum()
+        self.critic_opt.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        self.critic_opt.step()
+
+        new_act, logp = self.actor.sample(obs)
+        self.critic.requires_grad_(False)
+        q_new = self.critic(obs, new_act).min(dim=0).values
+        self.critic.requires_grad_(True)
+        actor_loss = (alpha * logp - q_new).mean()
+        self.actor_opt.zero_grad(set_to_none=True)
+        actor_loss.backward()
+        self.actor_opt.step()
+
+        alpha_loss = -(self.log_alpha * (logp.detach() + self.target_entropy)).mean()
+        self.alpha_opt.zero_grad(set_to_none=True)
+        alpha_loss.backward()
+        self.alpha_opt.step()
+
+        polyak_update(self.critic_target, self.critic, self.cfg.tau)
+        self.counters.updates += 1
+        return {"critic_loss": critic_loss.item(), "actor_loss": actor_loss.item(), "alpha": self.alpha,
+                "entropy": -logp.detach().mean().item(), "q_mean": q.detach().mean().item()}
+
+    # ----- acting ---------------------------------------------------------------------------
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, deterministic: bool = False) -> np.ndarray:
+        o = torch.as_tensor(obs, dtype=torch.float32, device=self.device).reshape(-1, self.obs_dim)
+        a = self.actor.mean_action(o) if deterministic else self.actor.sample(o)[0]
+        return a.cpu().numpy().reshape((-1, self.act_dim) if np.ndim(obs) > 1 else (self.act_dim,))
+
+    def _reset_episode(self) -> None:
+        seed = 30_000_000 + self.cfg.seed * 1_000_000 + self.counters.episodes
+        self._obs, _ = self.env.reset(seed=seed)
+        self._ep_return = 0.0
+
+    def env_step(self) -> bool:
+        """One training step: act, store, learn; True when the episode ended."""
+        if self._obs is None:
+            self._reset_episode()
+        k, c = self.counters, self.cfg
+        if k.online_samples < c.warmup_steps:
+            action = self.rng.uniform(self.action_low, self.action_high).astype(np.float32)
+        else:
+            action = self.act(self._obs)
+        nxt, reward, term, trunc, _ = self.env.step(action)
+        self.buffer.add(self._obs, action, reward, nxt, bool(term), bool(trunc))
+        self._ep_return += float(reward)
+        self._obs = nxt
+        k.online_samples += 1
+        if k.online_samples >= c.warmup_steps and self.buffer.size >= c.batch_size:
+            for _ in range(c.updates_per_step):
+                m = self.update(self.buffer.sample(self.rng, c.batch_size))
+                for key, v in m.items():
+                    self._sums[key] = self._sums.get(key, 0.0) + v
+                self._n_sums += 1
+        if term or trunc:
+            self.train_returns.append(self._ep_return)
+            k.episodes += 1
+            self._obs = None
+            return True
+        return False
+
+    # ----- the Agent protocol ----------------------------------------------------------------
+    def pretrain(self, log: Logger | None = None, checkpoint: Callable[[], None] | None = None) -> None:
+        """SAC learns from scratch online: nothing to pretrain."""
+        return None
+
+    def finetune(self, log: Logger | None = None, checkpoint: Callable[[], None] | None = None,
+                 stop_when: Callable[[dict], bool] | None = None) -> dict | None:
+        """Train online until ``online_samples``; evaluate every ``eval_every`` steps.
+
+        ``stop_when(row)`` (used by the forge) ends training right after an evaluation row for
+        which it returns True, mid-episode, without a checkpoint.
+        """
+        c, k = self.cfg, self.counters
+        bar = tqdm(total=c.online_samples, initial=min(k.online_samples, c.online_samples), desc="sac",
+                   unit="step", disable=not self.progress, dynamic_ncols=True, mininterval=2.0)
+        row, last_ckpt, start = None, k.online_samples, time.perf_counter()
+        while k.online_samples < c.online_samples:
+            ended = self.env_step()
+            bar.update(1)
+            if k.online_samples % c.eval_every == 0 or k.online_samples == c.online_samples:
+                k.wall_time += time.perf_counter() - start
+                start = time.perf_counter()
+                row = self._eval_row(log)
+                bar.set_postfix(ret=f"{row['return_mean']:.0f}", alpha=f"{self.alpha:.3f}")
+                if self.progress:
+                    bar.write(_describe(row))
+                if stop_when is not None and stop_when(row):
+                    break
+            if ended and (k.online_samples - last_ckpt >= c.checkpoint_every or self._stop_requested):
+                k.wall_time += time.perf_counter() - start
+                start = time.perf_counter()
+                self._save(checkpoint)
+                last_ckpt = k.online_samples
+                if self._stop_requested:
+                    bar.close()
+                    raise StopRequested(f"stopped on request at step {k.online_samples}")
+        k.wall_time += time.perf_counter() - start
+        bar.close()
+        if k.online_samples >= c.online_samples and last_ckpt != k.online_samples:
+            self._save(checkpoint)
+        return row
+
+    def _save(self, checkpoint: Callable[[], None] | None) -> None:
+        for net in (self.actor, self.critic):
+            if not all(torch.isfinite(p).all() for p in net.parameters()):
+                raise TrainingDiverged(f"SAC parameters became NaN or inf by update {self.counters.updates}; "
+                                       "the last good checkpoint is kept")
+        if checkpoint is not None:
+            checkpoint()
+
+    def _eval_row(self, log: Logger | None) -> dict:
+        k = self.counters
+        train = {key: v / self._n_sums for key, v in self._sums.items()} if self._n_sums else {}
+        self._sums, self._n_sums = {}, 0
+        recent = self.train_returns[-10:]
+        row = {"phase": "online", "updates": k.updates, "online_samples": k.online_samples,
+               "episodes": k.episodes, **train,
+               "train_return": float(np.mean(recent)) if recent else float("nan"),
+               **self.evaluate(), "wall_time": k.wall_time}
+        if log is not None:
+            log(row)
+        return row
+
+    @torch.no_grad()
+    def evaluate(self, episodes: int | None = None, deterministic: bool = True) -> dict:
+        """Mean-action episodes (one per sub-environment of a vector env), batched actor calls."""
+        n = episodes or self.cfg.eval_episodes
+        if self._eval_envs is None or self._eval_envs.num_envs != n:
+            if self._eval_envs is not None:
+                self._eval_envs.close()
+            self._eval_envs = gym.vector.SyncVectorEnv([self.make_env for _ in range(n)])
+        base = 10_000_000 + self.cfg.seed * 100_000 + self.counters.evaluations * n
+        returns, lengths = run_policy_episodes(self._eval_envs, lambda o: self.act(o, deterministic),
+                                               [base + i for i in range(n)])
+        self.counters.evaluations += 1
+        row = {"return_mean": float(returns.mean()), "return_std": float(returns.std()),
+               "length_mean": float(lengths.mean()), "returns": [float(r) for r in returns]}
+        if self.score_fn is not None:
+            scores = np.asarray(self.score_fn(returns), dtype=np.float64)
+            row.update(score_mean=float(scores.mean()), score_std=float(scores.std()))
+        return row
+
+    # ----- checkpointing -----------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        return {
+            "config": dataclasses.asdict(self.cfg),
+            "actor": self.actor.state_dict(), "critic": self.critic.state_dict(),
+            "critic_target": self.critic_target.state_dict(), "log_alpha": self.log_alpha.detach().cpu(),
+            "actor_opt": self.actor_opt.state_dict(), "critic_opt": self.critic_opt.state_dict(),
+            "alpha_opt": self.alpha_opt.state_dict(), "buffer": self.buffer.state_dict(),
+            "counters": dict(vars(self.counters)), "train_returns": list(self.train_returns),
+            "running": {"sums": dict(self._sums), "count": self._n_sums},
+            "rng_numpy": self.rng.bit_generator.state, "rng_torch": torch.get_rng_state(),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.actor.load_state_dict(state["actor"])
+        self.critic.load_state_dict(state["critic"])
+        self.critic_target.load_state_dict(state["critic_target"])
+        with torch.no_grad():
+            self.log_alpha.copy_(state["log_alpha"].to(self.device))
+        self.actor_opt.load_state_dict(state["actor_opt"])
+        self.critic_opt.load_state_dict(state["critic_opt"])
+        self.alpha_opt.load_state_dict(state["alpha_opt"])
+        self.buffer.load_state_dict(state["buffer"])
+        self.counters = Counters(**state["counters"])
+        self.train_returns = list(state["train_returns"])
+        self._sums, self._n_sums = dict(state["running"]["sums"]), state["running"]["count"]
+        self.rng.bit_generator.state = state["rng_numpy"]
+        torch.set_rng_state(state["rng_torch"])
+        last = self.buffer.pos - 1
+        if self.buffer.size and not (self.buffer.data["terminated"][last] or self.buffer.data["truncated"][last]):
+            # the checkpoint was taken mid-episode (only at the end of the budget): that episode
+            # cannot be continued, so its last stored step is marked as cut off
+            self.buffer.data["truncated"][last] = True
+        self._obs = None
+
+    def close(self) -> None:
+        self.env.close()
+        if self._eval_envs is not None:
+            self._eval_envs.close()
+            self._eval_envs = None
+
+
+def run_policy_episodes(envs: gym.vector.VectorEnv, policy: Callable[[np.ndarray], np.ndarray],
+                        seeds: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """One episode per sub-environment, stepping all together; (returns, lengths)."""
+    n = envs.num_envs
+    obs, _ = envs.reset(seed=list(seeds))
+    returns = np.zeros(n)
+    lengths = np.zeros(n, dtype=np.int64)
+    alive = np.ones(n, dtype=bool)
+    while alive.any():
+        obs, reward, term, trunc, _ = envs.step(policy(obs))
+        returns[alive] += reward[alive]
+        lengths[alive] += 1
+        alive &= ~(term | trunc)
+    return returns, lengths
+
+
+def _describe(row: dict) -> str:
+    score = f" score {row['score_mean']:.1f}" if "score_mean" in row else ""
+    return (f"[sac] step {row['online_samples']}: return {row['return_mean']:.1f} "
+            f"+- {row['return_std']:.1f}{score} (train {row['train_return']:.1f}, alpha {row.get('alpha', float('nan')):.3f})")

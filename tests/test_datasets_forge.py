@@ -1,0 +1,138 @@
+"""The forge end to end at a tiny size: SAC to a (low) level, medium + medium-replay files,
+cards, the loader round trip, determinism, and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from benchmarks.datasets import get_spec, load_dataset
+from benchmarks.datasets.__main__ import main as cli
+from benchmarks.datasets.d4rl_io import read_d4rl, split_points
+from benchmarks.datasets.forge import (
+    ForgeConfig,
+    NumpyActor,
+    _write_dataset,
+    collect,
+    load_policy,
+    make,
+    policy_path,
+)
+from benchmarks.datasets.loading import card_path, generated_path
+
+TINY_SAC = {"hidden_dim": 16, "batch_size": 16, "warmup_steps": 100}
+
+
+def _tiny(name: str, **kw) -> ForgeConfig:
+    base = dict(name=name, seed=0, size=800, target_score=-100.0, sac_max_steps=2_000, eval_every=200,
+                eval_episodes=2, checkpoint_every=200, sac_overrides=dict(TINY_SAC))
+    return ForgeConfig(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def forged(tmp_path_factory):
+    root = tmp_path_factory.mktemp("forge")
+    card = make("hopper-medium", _tiny("hopper-medium"), root=root, progress=False)
+    return root, card
+
+
+def test_medium_and_replay_files_and_cards(forged):
+    root, card = forged
+    assert generated_path("hopper-medium", root).exists() and generated_path("hopper-medium-replay", root).exists()
+    assert policy_path(get_spec("hopper-medium"), 0, root).exists()
+    assert card["steps_in_file"] == 800 and card["level"] == "medium"
+    assert card["env_id"] == "Hopper-v5" and card["seed"] == 0 and "gymnasium" in card and "mujoco" in card
+    assert card["steps_in_trajectories"] + card["unfinished_tail_steps"] == 800
+    for key in ("min", "mean", "max"):
+        assert np.isfinite(card["normalized_returns"][key])
+    assert json.loads(card_path("hopper-medium", root).read_text())["sha256"] == card["sha256"]
+    replay = json.loads(card_path("hopper-medium-replay", root).read_text())
+    assert replay["steps_in_file"] == replay["sac_steps"] == 200  # reached at the first evaluation
+    assert card_path("hopper-medium", root).with_suffix("").with_suffix(".card.md").exists()
+
+
+def test_loader_reads_back_what_the_forge_wrote(forged):
+    root, _ = forged
+    d = load_dataset("hopper-medium", data_dir=root)
+    assert d.provenance["source"] == "generated" and d.provenance["card"]["level"] == "medium"
+    actor, _ = load_policy(get_spec("hopper-medium"), 0, root)
+    arrays = collect(get_spec("hopper-medium"), 800, 0, actor, progress=False)  # same seed: same data
+    n = d.trajectories.num_steps
+    np.testing.assert_array_equal(d.trajectories.observations, arrays["observations"][:n])
+    np.testing.assert_array_equal(d.trajectories.actions, arrays["actions"][:n])
+    np.testing.assert_array_equal(d.trajectories.rewards, arrays["rewards"][:n])
+    np.testing.assert_array_equal(d.next_observations, arrays["next_observations"][:n])
+    lengths, terminated, tail = split_points(arrays["terminals"], arrays["timeouts"])
+    np.testing.assert_array_equal(d.trajectories.lengths, lengths)
+    assert d.provenance["dropped_tail_steps"] == tail
+
+
+def test_replay_spans_the_sac_run(forged):
+    root, _ = forged
+    d = load_dataset("hopper-medium-replay", data_dir=root)
+    # next observations continue the trajectory inside each episode
+    ends = d.trajectories.starts + d.trajectories.lengths - 1
+    inner = np.setdiff1d(np.arange(d.trajectories.num_steps), ends)
+    np.testing.assert_array_equal(d.next_observations[inner], d.trajectories.observations[inner + 1])
+
+
+def test_make_is_idempotent(forged, capsys):
+    root, card = forged
+    again = make("hopper-medium", _tiny("hopper-medium"), root=root, progress=False)
+    assert again["sha256"] == card["sha256"]
+    assert "exists" in capsys.readouterr().err
+
+
+def test_collection_is_deterministic_and_seeded():
+    spec = get_spec("hopper-random")
+    a, b = collect(spec, 300, 1, None, progress=False), collect(spec, 300, 1, None, progress=False)
+    c = collect(spec, 300, 2, None, progress=False)
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    assert not np.array_equal(a["actions"], c["actions"])
+
+
+def test_numpy_actor_matches_torch_actor(forged):
+    root, _ = forged
+    actor, _ = load_policy(get_spec("hopper-medium"), 0, root)
+    obs = np.random.default_rng(0).normal(size=(5, 11)).astype(np.float32)
+
+    class NoNoise:
+        def standard_normal(self, shape):
+            return np.zeros(shape)
+
+    expected = actor.mean_action(torch.as_tensor(obs)).detach().numpy()
+    np.testing.assert_allclose(NumpyActor(actor).sample(obs, NoNoise()), expected, atol=1e-5)
+
+
+def test_written_file_equals_arrays(tmp_path):
+    spec = get_spec("hopper-random")
+    arrays = collect(spec, 400, 0, None, progress=False)
+    _write_dataset(spec, arrays, tmp_path, _tiny("hopper-random"), extra={"level": "random"})
+    back = read_d4rl(generated_path("hopper-random", tmp_path))
+    n = back.trajectories.num_steps
+    assert n + back.dropped_tail_steps == 400
+    np.testing.assert_array_equal(back.trajectories.observations, arrays["observations"][:n])
+    assert back.metadata["card"]["level"] == "random"
+
+
+def test_cli_make_random_and_list(tmp_path, capsys):
+    assert cli(["make", "hopper-random", "--size", "500", "--data-dir", str(tmp_path), "--quiet"]) == 0
+    assert "hopper-random: 500 steps" in capsys.readouterr().out
+    assert cli(["list", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "hopper-random" in out and "generated" in out and "500 steps" in out
+
+
+def test_cli_rejects_unknown_names(capsys):
+    with pytest.raises(SystemExit):
+        cli(["make", "hopper-mediun"])
+    assert "hopper-medium" in capsys.readouterr().err
+
+
+def test_expert_level_is_not_made_yet(tmp_path):
+    with pytest.raises(ValueError, match="expert"):
+        make("hopper-expert", _tiny("hopper-expert"), root=tmp_path, progress=False)
