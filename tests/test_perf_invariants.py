@@ -1,0 +1,163 @@
+"""Speed changes keep the math: fixed-seed loss curves, dropout's distribution, attention.
+
+The loss curves below were recorded with the implementation before any speed change
+(commit 1cc3632's odt/, one thread); the speed changes must reproduce them to float
+tolerance. They run with dropout off, because the fast dropout draws its masks from the
+same generator in a different way (checked here by its distribution instead).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import make_hopper
+
+import odt.model as model_module
+from odt.config import ModelConfig, make_config
+from odt.model import DecisionTransformer, dropout
+from odt.train import ODTTrainer
+from odt.trajectories import Trajectories
+
+# 25 updates of ODTTrainer.update on _curve_data(), see _curve_trainer (seed 3, one thread).
+REFERENCE_LOSS = {
+    True: [37.4623737, 30.5388433, 33.0565449, 29.5299605, 37.5271544, 32.1608694, 33.3272957,
+           28.8693532, 35.7801297, 34.5284894, 28.4689356, 38.4221084, 29.4437932, 29.1501709,
+           31.2062597, 27.5205053, 34.0342537, 26.6238996, 32.8083139, 29.9760374, 34.1255203,
+           38.1952977, 29.9934987, 33.2206626, 27.5284638],
+    False: [0.9849686, 0.9578023, 0.9446895, 0.9575481, 0.995328, 0.9700436, 0.9602877, 0.9693179,
+            0.9719099, 0.987722, 0.9706241, 0.9988958, 0.9635422, 0.9777327, 0.966029, 0.941911,
+            0.9711069, 0.9158268, 0.9575595, 0.9571583, 0.934251, 1.0225464, 0.9609804, 1.0169396,
+            0.9633422],
+}
+
+
+def _curve_data() -> Trajectories:
+    rng = np.random.default_rng(0)
+    episodes = [dict(observations=rng.normal(size=(n, 11)).astype(np.float32),
+                     actions=rng.uniform(-1, 1, size=(n, 3)).astype(np.float32),
+                     rewards=rng.uniform(0, 3, size=n).astype(np.float32), terminated=bool(i % 2))
+                for i, n in enumerate([40, 25, 60, 33, 50, 18])]
+    return Trajectories.from_episodes(episodes)
+
+
+def _curve_trainer(stochastic: bool) -> ODTTrainer:
+    cfg = make_config("hopper-medium", "online", "smoke", {
+        "model.dropout": 0.0, "model.n_layers": 2, "model.context_len": 20, "model.stochastic": stochastic,
+        "optim.lr": 1e-3, "optim.warmup_steps": 5, "device": "cpu", "seed": 3})
+    torch.manual_seed(0)
+    return ODTTrainer(cfg, _curve_data(), make_hopper, progress=False)
+
+
+@pytest.mark.parametrize("stochastic", [True, False])
+def test_fixed_seed_loss_curve_is_unchanged(stochastic):
+    trainer = _curve_trainer(stochastic)
+    losses = [trainer.update(trainer.batch_tensors(trainer.buffer))["loss"] for _ in range(25)]
+    np.testing.assert_allclose(losses, REFERENCE_LOSS[stochastic], rtol=2e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [1, 7, 200_000, 200_001])
+def test_dropout_keep_rate_and_scale(n):
+    p = 0.1
+    x = torch.ones(n)
+    y = dropout(x, p, training=True)
+    kept = y != 0
+    assert torch.all((y == 0) | torch.isclose(y, torch.full_like(y, 1.0 / (1.0 - p))))
+    if n >= 1000:  # the kept fraction is Binomial(n, 1 - p)/n: within 5 standard deviations
+        sd = math.sqrt(p * (1 - p) / n)
+        assert abs(kept.float().mean().item() - (1 - p)) < 5 * sd
+
+
+def test_dropout_masks_are_independent_across_halves_and_positions():
+    """Neighbouring elements come from the two halves of one 64-bit draw: no correlation."""
+    torch.manual_seed(1)
+    keep = (dropout(torch.ones(400_000), 0.5, training=True) != 0).float()
+    even, odd = keep[0::2], keep[1::2]
+    corr = torch.corrcoef(torch.stack([even, odd]))[0, 1].item()
+    assert abs(corr) < 5 / math.sqrt(len(even))
+    assert abs(keep.mean().item() - 0.5) < 5 * 0.5 / math.sqrt(len(keep))
+
+
+def test_dropout_is_seeded_by_torch_and_identity_when_off():
+    x = torch.randn(3, 50)
+    torch.manual_seed(5)
+    a = dropout(x, 0.3, training=True)
+    torch.manual_seed(5)
+    b = dropout(x, 0.3, training=True)
+    torch.testing.assert_close(a, b)
+    assert not torch.equal(a, dropout(x, 0.3, training=True))
+    assert dropout(x, 0.3, training=False) is x and dropout(x, 0.0, training=True) is x
+
+
+def test_dropout_gradient_is_mask_times_scale():
+    x = torch.randn(1000, requires_grad=True)
+    y = dropout(x, 0.25, training=True)
+    y.sum().backward()
+    expected = (y.detach() != 0).float() / 0.75
+    torch.testing.assert_close(x.grad, expected)
+
+
+def test_dropout_matches_torch_dropout_in_distribution():
+    """Mean and variance of outputs agree with F.dropout's (same rule, different draws)."""
+    x = torch.randn(300_000)
+    ours, theirs = dropout(x, 0.1, training=True), F.dropout(x, 0.1, training=True)
+    for stat in (torch.mean, torch.var):
+        assert abs(stat(ours).item() - stat(theirs).item()) < 0.02
+
+
+SMALL = ModelConfig(embed_dim=32, n_layers=2, n_heads=4, dropout=0.1, context_len=8, eval_context_len=3,
+                    max_ep_len=100, positional_embedding=True)
+
+
+def _inputs(b=4, t=8, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(b, t, 5, generator=g), torch.rand(b, t, 3, generator=g) * 2 - 1,
+            torch.randn(b, t, 1, generator=g), torch.randint(0, 100, (b, t), generator=g))
+
+
+@pytest.mark.parametrize("n_heads", [1, 4])
+def test_written_out_training_attention_equals_fused_kernel(monkeypatch, n_heads):
+    """With the dropout masks switched to identity, the training path (baddbmm with a cached
+    additive mask) gives the fused SDPA path's outputs and gradients."""
+    cfg = dataclasses.replace(SMALL, n_heads=n_heads)
+    fused = DecisionTransformer(5, 3, cfg).eval()
+    written = DecisionTransformer(5, 3, cfg)
+    written.load_state_dict(fused.state_dict())
+    monkeypatch.setattr(model_module, "dropout", lambda x, p, training: x)
+    written.train()
+    inputs = _inputs()
+    out_f, out_w = fused(*inputs), written(*inputs)
+    for a, b in zip(out_f, out_w):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    sum(o.sum() for o in out_f).backward()
+    sum(o.sum() for o in out_w).backward()
+    for (name, pf), pw in zip(fused.named_parameters(), written.parameters()):
+        torch.testing.assert_close(pf.grad, pw.grad, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_training_path_with_dropout_is_causal():
+    """Same seed, same masks: changing the future never changes a past prediction."""
+    model = DecisionTransformer(5, 3, SMALL).train()
+    s, a, g, ts = _inputs()
+    t = 3
+    torch.manual_seed(11)
+    out = model(s, a, g, ts)[0]
+    s2, a2 = s.clone(), a.clone()
+    s2[:, t + 1:] += 5.0
+    a2[:, t:] = -a2[:, t:]
+    torch.manual_seed(11)
+    out2 = model(s2, a2, g, ts)[0]
+    torch.testing.assert_close(out[:, :t + 1], out2[:, :t + 1])
+    assert not torch.allclose(out[:, t + 1:], out2[:, t + 1:])
+
+
+def test_model_state_dict_keys_unchanged_by_the_mask_cache():
+    model = DecisionTransformer(5, 3, SMALL).train()
+    before = set(model.state_dict())
+    model(*_inputs())
+    assert set(model.state_dict()) == before
+    assert not any("mask" in k for k in before)
