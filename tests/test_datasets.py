@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import h5py
 import numpy as np
 import pytest
@@ -54,9 +56,24 @@ def test_normalized_score_numbers():
     assert normalized_score("antmaze-umaze", np.array([0.0, 1.0, 1.0])).mean() == pytest.approx(200 / 3)
 
 
-def test_ant_uses_27_dim_observation():
+def test_ant_matches_d4rl_observation_and_reward_terms():
     env = get_spec("ant-medium").make_env()
     assert env.observation_space.shape == (27,)
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(env.action_space.sample())
+    assert info["reward_contact"] == 0.0  # Ant-v2's contact cost was zero (cfrc_ext bug)
+    env.close()
+
+
+def test_walker2d_has_d4rls_feet_friction():
+    import mujoco
+
+    env = get_spec("walker2d-medium").make_env()
+    model = env.unwrapped.model
+    friction = {mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, i): model.geom_friction[i, 0]
+                for i in range(model.ngeom)}
+    assert (friction["foot_geom"], friction["foot_left_geom"]) == pytest.approx((0.9, 1.9))  # v2's model
+    assert env.observation_space.shape == (17,)
     env.close()
 
 
@@ -220,3 +237,16 @@ def test_d4rl_ant_111_dims_converted_only_when_contact_columns_are_zero(tmp_path
     write_d4rl(tmp_path / "d4rl" / "ant-medium-v2.hdf5", to_arrays(traj))
     with pytest.raises(DatasetError, match="contact-force columns"):
         load_dataset("ant-medium", data_dir=tmp_path)
+
+
+def test_stale_smoke_cache_is_rebuilt(tmp_path):
+    first = load_dataset("walker2d-medium", size="smoke", data_dir=tmp_path)
+    path = smoke_path("walker2d-medium", tmp_path)
+    with h5py.File(path, "r+") as f:  # pretend it was made for another environment definition
+        card = json.loads(f["metadata/card_json"][()])
+        card["env_kwargs"] = {}
+        del f["metadata/card_json"]
+        f["metadata/card_json"] = json.dumps(card)
+    again = load_dataset("walker2d-medium", size="smoke", data_dir=tmp_path)
+    assert again.provenance["card"]["env_kwargs"] == {"xml_file": "walker2d.xml"}
+    assert again.trajectories.num_steps == first.trajectories.num_steps

@@ -147,11 +147,21 @@ def _convert_d4rl_ant(traj: Trajectories, nxt: np.ndarray | None, path: Path):
 
 def _load_smoke(spec: DatasetSpec, root) -> LoadedDataset:
     path = smoke_path(spec.name, root)
+    if path.exists() and not _smoke_is_current(spec, path):
+        path.unlink(missing_ok=True)  # made for an older environment definition: rebuild
     if not path.exists():
         make_smoke(spec, path)
     loaded = _load_hdf5(spec, path, "generated-smoke")
     loaded.provenance["source"] = "generated-smoke"
     return loaded
+
+
+def _smoke_is_current(spec: DatasetSpec, path: Path) -> bool:
+    try:
+        card = read_d4rl(path).metadata.get("card", {})
+    except (DatasetError, OSError):
+        return False
+    return card.get("env_id") == spec.env_id and card.get("env_kwargs") == dict(spec.env_kwargs)
 
 
 def make_smoke(spec: DatasetSpec, path: Path, steps: int = SMOKE_STEPS, seed: int = SMOKE_SEED) -> None:

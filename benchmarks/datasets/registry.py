@@ -42,24 +42,26 @@ _FAMILIES: dict[str, dict] = {
         "Hopper-v5 has the same 11-dim observation, 3-dim action, reward terms, healthy checks and "
         "1000-step limit as Hopper-v2.",
     )),
-    "walker2d": dict(env_id="Walker2d-v5", env_kwargs=(), notes=(
+    "walker2d": dict(env_id="Walker2d-v5", env_kwargs=(("xml_file", "walker2d.xml"),), notes=(
         _COMMON_V5_NOTES,
-        "Walker2d-v5 has the same 17-dim observation and 6-dim action as Walker2d-v2, but both feet have "
-        "friction 0.9 (in v2 the right foot had 1.9); gymnasium offers no kwarg to restore v2's asymmetry.",
+        "Walker2d-v5's own model gives both feet friction 1.9; Walker2d-v2 (D4RL) had 0.9 on the right foot "
+        "and 1.9 on the left. We pass xml_file='walker2d.xml' (the v2-era model gymnasium still ships) to "
+        "keep D4RL's feet; observation (17) and action (6) are the same.",
     )),
     "halfcheetah": dict(env_id="HalfCheetah-v5", env_kwargs=(), notes=(
         _COMMON_V5_NOTES,
         "HalfCheetah-v5 has the same 17-dim observation, 6-dim action and reward as HalfCheetah-v2.",
     )),
-    "ant": dict(env_id="Ant-v5", env_kwargs=(("include_cfrc_ext_in_observation", False),), notes=(
+    "ant": dict(env_id="Ant-v5", env_kwargs=(("include_cfrc_ext_in_observation", False),
+                                             ("contact_cost_weight", 0.0)), notes=(
         _COMMON_V5_NOTES,
         "D4RL's Ant-v2 observation is 111-dim: 27 position/velocity dims plus 84 contact-force dims that "
         "are identically zero under MuJoCo 2.0 (mujoco-py's cfrc_ext bug). Ant-v5's default is 105-dim "
         "(78 contact-force dims that are NOT zero). We use Ant-v5 with include_cfrc_ext_in_observation=False: "
         "27 dims, the informative part of D4RL's observation. A real 111-dim D4RL ant file is converted "
         "explicitly by dropping its 84 contact columns, and only if they are all zero (else an error).",
-        "Ant-v5 charges a contact cost (weight 5e-4) that was effectively zero in Ant-v2; returns can be "
-        "slightly lower than under v2 for the same behaviour.",
+        "Ant-v5 charges a contact cost (weight 5e-4) that was effectively zero in Ant-v2 (the same zero "
+        "cfrc_ext); we pass contact_cost_weight=0.0 so the reward matches D4RL's.",
     )),
     "antmaze": dict(env_id="AntMaze_UMaze-v5", env_kwargs=(), notes=(
         "AntMaze comes from gymnasium-robotics (not installed by default: pip install '.[antmaze]'); "
