@@ -12,9 +12,9 @@ Slurm's own accounting (``sacct``) as well as from the run records:
   the records (and table) are written; a second launch submits nothing;
 * a job that raises is reported as failed with its log while the others finish;
 * a job killed outright (no result file; only accounting can tell) is noticed and reported;
-* a job told to stop as on preemption (SIGUSR2 from Slurm) checkpoints, is requeued by
-  submitit, resumes from its checkpoint and ends with exactly the curve of an uninterrupted
-  run of the same spec.
+* a job told to stop (SIGUSR2, as Slurm sends before a time limit or on preemption) checkpoints,
+  is requeued by submitit, resumes from its checkpoint and ends with exactly the curve of an
+  uninterrupted run of the same spec; so does a job requeued from outside (scontrol requeue).
 
 Jobs ask for 1 CPU and 1 GB so that several run at once on a 2-core node.
 """
@@ -272,38 +272,55 @@ def test_job_killed_without_a_result_is_noticed_through_accounting(tmp_path):
     assert states[-1] in ("FAILED", "CANCELLED"), states
 
 
-def test_preempted_job_checkpoints_requeues_resumes_and_matches_an_uninterrupted_run(tmp_path):
+@pytest.fixture(scope="module")
+def long_reference(tmp_path_factory):
+    """An uninterrupted Slurm run of the long spec, launched once in the background: the
+    interrupted runs below must end with exactly its curve."""
+    root = tmp_path_factory.mktemp("slurm-reference")
+    (spec,) = _smoke_specs(f"slurm-reference-{uuid.uuid4().hex[:6]}", 1, LONG)
+    launch = Launch([spec], root)
+    launch.start()
+    return spec, root, launch
+
+
+@pytest.mark.parametrize("how", ["usr2", "scontrol-requeue"])
+def test_interrupted_job_checkpoints_requeues_resumes_and_matches_an_uninterrupted_run(
+        tmp_path, long_reference, how):
+    """``usr2``: the signal Slurm sends before a time limit (submitit's ``--signal=USR2@90``) or
+    on preemption; submitit checkpoints the call and requeues the job itself.
+    ``scontrol-requeue``: Slurm requeues the job from outside (an admin, or preemption with
+    PreemptMode=REQUEUE): the job is killed and started again from its submission."""
     from benchmarks import records as rec
-    tag = uuid.uuid4().hex[:6]
-    (spec,) = _smoke_specs(f"slurm-preempt-{tag}", 1, LONG)
-    reference = dataclasses.replace(spec, experiment=f"slurm-reference-{tag}")
-    assert reference.run_id == spec.run_id  # the experiment name does not change what is computed
+    ref_spec, ref_root, ref_launch = long_reference
+    spec = dataclasses.replace(ref_spec, experiment=f"slurm-{how}-{uuid.uuid4().hex[:6]}")
+    assert spec.run_id == ref_spec.run_id  # the experiment name does not change what is computed
     t0 = time.time()
-    ref_launch = Launch([reference], tmp_path)
-    ref_launch.start()
     launch = Launch([spec], tmp_path)
     launch.start()
     run = rec.run_dir(tmp_path, spec)
     task = _running_job(rec.logs_dir(tmp_path, "smoke", spec.experiment))
     _wait_until(lambda: _has_checkpoint(run), 120, "a first checkpoint")
-    # what Slurm sends before a time limit or on preemption (submitit's --signal=USR2@...)
-    _sh("scancel", "--signal=USR2", task)
-    report, ref_report = launch.finish(), ref_launch.finish()
-    print(f"preempted + reference runs: {time.time() - t0:.1f} s")
+    if how == "usr2":
+        _sh("scancel", "--signal=USR2", task)
+    else:
+        _sh("scontrol", "requeue", task)
+    report = launch.finish()
+    print(f"{how}: interrupted run finished {time.time() - t0:.1f} s after launch")
     assert report.ok and report.done == 1, report
+    ref_report = ref_launch.finish()
     assert ref_report.ok and ref_report.done == 1, ref_report
 
     record = _record(run)
     assert record["status"] == "complete"
     assert record["attempts"] == 2, record
     assert any("resumed from ckpt-" in n for n in record["notes"]), record["notes"]
-    log = Path(record["log"]).read_text()
-    assert "Caught signal SIGUSR2" in log  # submitit's handler ran (it then requeued the job)
+    if how == "usr2":  # submitit's handler ran (and then requeued the job)
+        assert "Caught signal SIGUSR2" in Path(record["log"]).read_text()
     # Slurm's accounting shows the first allocation requeued, the second completed
     (states,) = _sacct(task, duplicates=True).values()
     assert states[0] == "REQUEUED" and states[-1] == "COMPLETED", states
 
-    ref_run = rec.run_dir(tmp_path, reference)
+    ref_run = rec.run_dir(ref_root, ref_spec)
     assert _record(ref_run)["attempts"] == 1
     assert _curve(run) == _curve(ref_run)  # every evaluation row, bit for bit
     assert record["final_score"] == _record(ref_run)["final_score"]
