@@ -15,6 +15,7 @@ Both loaders sort deterministically, so the same tree always gives the same fram
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -92,11 +93,20 @@ def rliable_summary(matrices: dict[str, np.ndarray], pairs: Sequence[tuple[str, 
                     reps: int = 2000, seed: int = 0) -> dict:
     """IQM and optimality gap (scores on the 0-1 scale) with 95% stratified bootstrap CIs, and
     P(X > Y) for each pair; seeded, so the same inputs give the same numbers."""
-    import warnings
-
     from rliable import library as rly
     from rliable import metrics
 
+    # rliable's StratifiedBootstrap draws its indices from the global numpy RNG (not from the
+    # random_state it is given), so the global state is seeded here and restored afterwards.
+    saved = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        return _rliable(matrices, pairs, reps, seed, rly, metrics)
+    finally:
+        np.random.set_state(saved)
+
+
+def _rliable(matrices, pairs, reps, seed, rly, metrics) -> dict:
     out: dict = {"aggregates": {}, "improvement": {}}
     if matrices:
         func = lambda x: np.array([metrics.aggregate_iqm(x), metrics.aggregate_optimality_gap(x)])  # noqa: E731

@@ -88,7 +88,7 @@ def check(root: Path | str, preset: str, expected: dict, experiments: list[str] 
                                            f"datasets={rule.get('datasets', '*')} (rule would pass vacuously)"))
             continue
         for (method, dataset), ids in cells.items():
-            v = float(values.reindex(ids).mean()) if len(ids) else math.nan
+            v = float(values.reindex(ids).to_numpy(dtype=float).mean())  # NaN if any run's value is
             cell = f"{exp} {method} {dataset} {rule['metric']} = {v:.3f} (mean of {len(ids)} runs)"
             if not math.isfinite(v):
                 findings.append(Finding(False, f"{cell}: not finite"))

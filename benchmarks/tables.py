@@ -185,7 +185,8 @@ def _expected_seeds(runs: pd.DataFrame) -> int | None:
 
 
 # --------------------------------------------------------------------------------------------
-def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 2000) -> str:
+def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 2000,
+                summary: dict | None = None) -> str:
     cells = table1_cells(runs)
     sums = block_sums(cells)
     seeds = _expected_seeds(runs)
@@ -215,7 +216,7 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
     cap = _caption(preset, runs, seeds, "Table 1 regenerated: D4RL normalized returns (100 = expert).")
     ref_cap = f"The paper's numbers ({ref['source']})."
     diff_cap = "Ours minus the paper's (mean)."
-    rl = _rliable_section(runs, reps)
+    rl = _rliable_section(summary if summary is not None else table1_rliable(runs, reps))
     if tex:
         return "\n".join([_render(header, ours, True, cap, "tbl:table1-ours"),
                           _render(header, paper, True, ref_cap, "tbl:table1-paper"),
@@ -272,8 +273,7 @@ def table1_rliable(runs: pd.DataFrame, reps: int = 2000) -> dict:
     return summary
 
 
-def _rliable_section(runs: pd.DataFrame, reps: int) -> tuple[list[str], list[list[str]]]:
-    s = table1_rliable(runs, reps)
+def _rliable_section(s: dict) -> tuple[list[str], list[list[str]]]:
     header = ["method", "IQM [95% CI]", "optimality gap [95% CI]", "runs x tasks"]
     rows = [[name, f"{a['iqm']:.3f} [{a['iqm_ci'][0]:.3f}, {a['iqm_ci'][1]:.3f}]",
              f"{a['optimality_gap']:.3f} [{a['optimality_gap_ci'][0]:.3f}, {a['optimality_gap_ci'][1]:.3f}]",
@@ -389,18 +389,24 @@ def write_text(path: Path, text: str) -> Path:
     return path
 
 
+def default_reps(preset: str) -> int:
+    """Bootstrap replications: rliable's 2000 for real results, fewer for smoke (speed only)."""
+    return 200 if preset == "smoke" else 2000
+
+
 def write_experiment_tables(experiment: str, root: Path | str, preset: str,
-                            out_dir: Path | str = "paper_tables", reps: int = 2000) -> list[Path]:
+                            out_dir: Path | str = "paper_tables", reps: int | None = None) -> list[Path]:
     out = Path(out_dir)
     runs = agg.load_runs(root, preset, experiment)
     written = []
     if experiment == "table1":
-        written.append(write_text(out / "table1.md", table1_text(runs, preset, False, reps)))
-        written.append(write_text(out / "table1.tex", table1_text(runs, preset, True, reps)))
+        summary = table1_rliable(runs, reps or default_reps(preset))
+        written.append(write_text(out / "table1.md", table1_text(runs, preset, False, summary=summary)))
+        written.append(write_text(out / "table1.tex", table1_text(runs, preset, True, summary=summary)))
         cells = table1_cells(runs)
         flat = [{"dataset": d, "column": k, **dataclasses.asdict(c)} for d, row in cells.items() for k, c in row.items()]
         written.append(write_text(out / "table1.json", json.dumps(
-            {"preset": preset, "cells": flat, "rliable": table1_rliable(runs, reps)}, indent=2, sort_keys=True) + "\n"))
+            {"preset": preset, "cells": flat, "rliable": summary}, indent=2, sort_keys=True) + "\n"))
     else:
         written.append(write_text(out / f"{experiment}.md", variant_text(runs, experiment, preset)))
         written.append(write_text(out / f"{experiment}.tex", variant_text(runs, experiment, preset, True)))
@@ -420,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--preset", default="paper")
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT)
     p.add_argument("--out", type=Path, default=Path("paper_tables"))
-    p.add_argument("--reps", type=int, default=2000, help="bootstrap replications for rliable")
+    p.add_argument("--reps", type=int, default=None, help="bootstrap replications for rliable (default 2000; 200 for smoke)")
     args = p.parse_args(argv)
     names = args.experiments or sorted({d.parent.name for d in rec.iter_run_dirs(args.results, args.preset)})
     for name in names:

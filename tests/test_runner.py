@@ -1,0 +1,194 @@
+"""The experiment registry, the compute estimate, and the runner end to end at the smoke preset:
+idempotence (a second call runs nothing), failures reported without stopping the others,
+resume from a checkpoint to the same result, the CLI's dry run and a local-executor launch.
+Everything is written under tmp_path, never into the repository's results/."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import job as job_mod
+from benchmarks import records as rec
+from benchmarks import run as run_cli
+from benchmarks.experiments import EXPERIMENTS, SAC_DATASETS, TABLE1_DATASETS, RunSpec, expand
+from benchmarks.launch import LaunchOptions, estimate, estimate_run, launch
+from odt.config import ConfigError, make_config
+
+ALL_METHODS = ["dt", "odt-offline", "odt", "iql", "sac"]
+
+
+# ----- registry ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+def test_every_experiment_expands_to_unique_stable_ids(name):
+    a = expand(name, "smoke", seeds=2, registered=ALL_METHODS)
+    b = expand(name, "smoke", seeds=2, registered=ALL_METHODS)
+    assert a and [s.run_id for s in a] == [s.run_id for s in b]
+    assert len({s.run_id for s in a}) == len(a)
+    assert {s.seed for s in a} == {0, 1} and {s.preset for s in a} == {"smoke"}
+    for s in a:  # every spec builds a valid config
+        from benchmarks.methods import METHODS, method_config
+        if s.method in METHODS:
+            method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict)
+
+
+def test_table1_is_the_papers_grid():
+    specs = expand("table1", "paper", registered=ALL_METHODS)
+    assert {s.seed for s in specs} == set(range(10))
+    cells = {(s.method, s.dataset) for s in specs}
+    assert {d for m, d in cells if m == "sac"} == set(SAC_DATASETS)
+    for m in ("dt", "odt-offline", "odt", "iql"):
+        assert {d for mm, d in cells if mm == m} == set(TABLE1_DATASETS)
+    assert len(specs) == 10 * (4 * 10 + 4)
+
+
+def test_unregistered_methods_are_reported_and_left_out():
+    warnings = []
+    specs = expand("stability", "smoke", seeds=1, registered=["odt"], warn=warnings.append)
+    assert {s.method for s in specs} == {"odt"}
+    assert "iql" in warnings[0] and "sac" in warnings[0]
+
+
+def test_run_id_depends_on_what_the_run_computes():
+    base = RunSpec("x", "odt", "hopper-medium", 0, "smoke")
+    assert base.run_id == RunSpec("other-experiment", "odt", "hopper-medium", 0, "smoke").run_id
+    assert base.run_id != RunSpec("x", "odt", "hopper-medium", 1, "smoke").run_id
+    assert base.run_id != RunSpec("x", "odt", "hopper-medium", 0, "cpu").run_id
+    assert base.run_id != RunSpec("x", "odt", "hopper-medium", 0, "smoke", (("online.g_online", 1.0),)).run_id
+    assert RunSpec.from_dict(json.loads(json.dumps(base.to_dict()))) == base
+
+
+def test_ablation_overrides_are_the_intended_ones():
+    specs = expand("g_online", "paper", seeds=1, registered=ALL_METHODS)
+    assert sorted(s.overrides_dict["online.g_online"] for s in specs) == [3600, 7200, 10800, 18000, 36000]
+    stoch = expand("stoch_vs_det", "smoke", seeds=1, registered=ALL_METHODS)
+    assert {(s.overrides_dict["model.stochastic"], s.overrides_dict["model.embed_dim"]) for s in stoch} == {
+        (True, 32), (False, 32), (True, 64), (False, 64)}
+    assert all(s.g_eval_sweep for s in expand("g_eval", "smoke", seeds=1, registered=ALL_METHODS))
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    (dict(experiment="tabel1"), "table1"),
+    (dict(experiment="table1", preset="laptop"), "smoke"),
+    (dict(experiment="table1", datasets=["hopper-easy"]), "hopper-medium"),
+    (dict(experiment="table1", methods=["ppo"]), "odt-offline"),
+    (dict(experiment="table1", seeds=0), "seeds"),
+])
+def test_bad_names_raise_listing_the_valid_ones(kwargs, needle):
+    with pytest.raises(ConfigError, match=needle):
+        expand(**{"preset": "smoke", **kwargs}, registered=ALL_METHODS)
+
+
+# ----- estimate ------------------------------------------------------------------------------
+def test_estimate_counts_updates_and_env_steps_of_the_paper_config():
+    cfg = make_config("hopper-medium", "online", "paper")
+    updates, env_steps, flops, exact = estimate_run(cfg)
+    assert exact and updates == pytest.approx(5000 + 200 * 300)  # 200k samples in 1000-step episodes
+    assert env_steps >= 200_000
+    small = estimate_run(make_config("hopper-medium", "online", "cpu"))
+    assert small[2] < flops / 50
+    est = estimate(expand("table1", "paper", datasets=["hopper-medium"], methods=["odt"]))
+    assert est.runs == 10 and "hours" in est.describe() and est.cpu_hours > 100 * est.gpu_hours
+
+
+# ----- running -------------------------------------------------------------------------------
+def _spec(method="odt", seed=0, overrides=(), experiment="t"):
+    return RunSpec(experiment, method, "hopper-medium", seed, "smoke", tuple(overrides))
+
+
+def test_run_one_is_idempotent(tmp_path):
+    spec = _spec()
+    first = job_mod.run_one(spec, tmp_path, threads=1)
+    d = rec.run_dir(tmp_path, spec)
+    assert first["status"] == "complete" and rec.is_complete(d)
+    stamp = (d / rec.RECORD).stat().st_mtime_ns
+    again = job_mod.run_one(spec, tmp_path, threads=1)
+    assert again == first and (d / rec.RECORD).stat().st_mtime_ns == stamp
+    assert len(rec.read_json(d / rec.ENVIRONMENT)["attempts"]) == 1
+    record = rec.read_record(d)
+    assert record["offline"]["phase"] == "pretrain" and record["final"]["phase"] == "online"
+    assert record["final"]["online_samples"] >= 300
+    for name in (rec.SPEC, rec.CONFIG, rec.PROVENANCE, rec.CURVE):
+        assert (d / name).exists(), name
+    assert rec.read_json(d / rec.PROVENANCE)["source"] == "generated-smoke"
+    assert rec.read_json(d / rec.CONFIG)["model"]["embed_dim"] == 32
+
+
+def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):
+    good = [_spec("odt"), _spec("odt-offline")]
+    bad = _spec("odt", seed=1, overrides=[("online.buffer_init", "bottom")])
+    report = launch([good[0], bad, good[1]], tmp_path, LaunchOptions(executor="debug"), progress=False)
+    assert report.done == 2 and len(report.failed) == 1
+    failure = report.failed[0]
+    assert failure.run_id == bad.run_id and "online.buffer_init" in failure.error
+    record = rec.read_record(rec.run_dir(tmp_path, bad))
+    assert record["status"] == "failed" and "online.buffer_init" in record["error"]
+    again = launch([good[0], bad, good[1]], tmp_path, LaunchOptions(executor="debug"), progress=False)
+    assert again.skipped == 2 and again.done == 0 and len(again.failed) == 1  # failures are retried
+
+
+def test_an_interrupted_run_resumes_from_its_checkpoint_to_the_same_result(tmp_path, monkeypatch):
+    spec = _spec()
+    reference = job_mod.run_one(spec, tmp_path / "ref", threads=1)
+    real = rec.write_curve
+    calls = {"n": 0}
+
+    def dies_on_the_fifth_row(path, rows):
+        calls["n"] += 1
+        if calls["n"] == 6:  # the first write is the empty curve
+            raise RuntimeError("simulated crash")
+        real(path, rows)
+
+    monkeypatch.setattr(rec, "write_curve", dies_on_the_fifth_row)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        job_mod.run_one(spec, tmp_path / "run", threads=1)
+    monkeypatch.setattr(rec, "write_curve", real)
+    d = rec.run_dir(tmp_path / "run", spec)
+    assert rec.status_of(d) == "failed" and any((d / rec.CHECKPOINTS).iterdir())
+    resumed = job_mod.run_one(spec, tmp_path / "run", threads=1)
+    assert resumed["status"] == "complete"
+    record = rec.read_record(d)
+    assert any("resumed from ckpt-" in n for n in record["notes"]) and record["attempts"] == 2
+    ref_record = rec.read_record(rec.run_dir(tmp_path / "ref", spec))
+    assert record["final"] == ref_record["final"] and resumed["final_score"] == reference["final_score"]
+    assert rec.read_curve(d / rec.CURVE) == rec.read_curve(rec.run_dir(tmp_path / "ref", spec) / rec.CURVE)
+
+
+def test_g_eval_sweep_rows_are_recorded_after_each_phase(tmp_path):
+    spec = RunSpec("g", "odt", "hopper-medium", 0, "smoke", (), "default", (0.5, 2.0))
+    job_mod.run_one(spec, tmp_path, threads=1)
+    curve = rec.read_curve(rec.run_dir(tmp_path, spec) / rec.CURVE)
+    for phase in ("sweep-pretrained", "sweep-finetuned"):
+        rows = [r for r in curve if r["phase"] == phase]
+        assert [r["g_eval_multiple"] for r in rows] == [0.5, 2.0]
+        assert [r["g_eval"] for r in rows] == [1800.0, 7200.0]
+
+
+# ----- the CLI -------------------------------------------------------------------------------
+def test_dry_run_prints_counts_and_runs_nothing(tmp_path, capsys):
+    code = run_cli.main(["table1", "--preset", "smoke", "--seeds", "2", "--datasets", "hopper-medium",
+                         "--results", str(tmp_path), "--dry-run", "--executor", "local"])
+    out = capsys.readouterr().out
+    assert code == 0 and "0 complete" in out and "estimate" in out and "absent" in out
+    assert not any(tmp_path.iterdir())
+
+
+def test_cli_rejects_bad_names(tmp_path, capsys):
+    assert run_cli.main(["table9", "--results", str(tmp_path)]) == 2
+    assert "known: table1" in capsys.readouterr().err
+    assert run_cli.main(["table1", "--executor", "cloud", "--results", str(tmp_path)]) == 2
+
+
+def test_cli_local_executor_end_to_end_then_skips(tmp_path, capsys):
+    args = ["table1", "--preset", "smoke", "--seeds", "1", "--datasets", "hopper-medium",
+            "--methods", "odt", "odt-offline", "--executor", "local", "--results", str(tmp_path / "r"),
+            "--tables-dir", str(tmp_path / "t"), "--quiet"]
+    assert run_cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "2 finished, 0 failed" in out
+    table = (tmp_path / "t" / "table1.md").read_text()
+    for d in TABLE1_DATASETS:
+        assert f"| {d} |" in table
+    assert run_cli.main(args) == 0
+    assert "2 complete, 0 to run" in capsys.readouterr().out
