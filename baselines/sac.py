@@ -235,9 +235,13 @@ class ReplayBuffer:
                 "data": {k: v[:self.size].copy() for k, v in self.data.items()}}
 
     def load_state_dict(self, state: dict) -> None:
-        if state["capacity"] != self.capacity:
-            raise ValueError(f"buffer capacity {state['capacity']} in the checkpoint, {self.capacity} configured")
-        self.pos, self.size = state["pos"], state["size"]
+        """Restore; a different capacity is fine while the saved buffer never wrapped and fits."""
+        wrapped = state["size"] == state["capacity"] and state["pos"] != 0
+        if state["capacity"] != self.capacity and (wrapped or state["size"] > self.capacity):
+            raise ValueError(f"replay buffer: {state['size']} transitions saved with capacity {state['capacity']} "
+                             f"do not fit capacity {self.capacity} in order")
+        self.size = state["size"]
+        self.pos = state["pos"] if state["capacity"] == self.capacity else self.size % self.capacity
         for k, v in state["data"].items():
             self.data[k][:self.size] = v
 

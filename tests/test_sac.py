@@ -171,3 +171,17 @@ def test_sac_learns_pendulum():
     row = agent.finetune()
     assert row["return_mean"] > -400  # random: about -1200 to -1500; solved: about -150
     agent.close()
+
+
+def test_buffer_restores_into_a_larger_capacity():
+    small = ReplayBuffer(1, 1, capacity=5)
+    for i in range(3):
+        small.add([i], [0.0], float(i), [i + 1], False, False)
+    big = ReplayBuffer(1, 1, capacity=10)
+    big.load_state_dict(small.state_dict())
+    big.add([9], [0.0], 9.0, [10], True, False)
+    np.testing.assert_array_equal(big.ordered()["rewards"], [0, 1, 2, 9])
+    for i in range(3, 7):
+        small.add([i], [0.0], float(i), [i + 1], False, False)  # wrapped now
+    with pytest.raises(ValueError, match="do not fit"):
+        ReplayBuffer(1, 1, capacity=4).load_state_dict(small.state_dict())

@@ -95,7 +95,16 @@ def main(argv: list[str] | None = None) -> int:
     ls.add_argument("--all", action="store_true", help="also list registered datasets that are not on disk")
     ls.set_defaults(func=_list)
     args = parser.parse_args(argv)
-    return args.func(args)
+    from benchmarks.datasets.forge import ForgeError
+    from benchmarks.datasets.registry import DatasetUnavailable
+    from odt.config import ConfigError
+    from odt.trajectories import DatasetError
+
+    try:
+        return args.func(args)
+    except (ForgeError, DatasetUnavailable, DatasetError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

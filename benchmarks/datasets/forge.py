@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,8 +40,13 @@ from benchmarks.datasets.loading import card_path, generated_path
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
 from odt.checkpoint import CheckpointManager, atomic_write_bytes
 from odt.config import ConfigError, apply_overrides
+from odt.train import StopRequested
 
 LEVELS = ("medium", "medium-replay", "random")
+
+
+class ForgeError(RuntimeError):
+    """The forge could not make a dataset (e.g. SAC never reached the level); the message says why."""
 PACKAGED_POLICIES = Path(__file__).parent / "policies"
 
 
@@ -116,10 +123,18 @@ def train_to_medium(spec: DatasetSpec, fc: ForgeConfig, root=None, progress: boo
         manager.save({"agent": agent.state_dict(), "curve": list(curve)}, agent.counters.online_samples)
 
     reached = lambda row: row["score_mean"] >= fc.threshold  # noqa: E731
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    if threading.current_thread() is threading.main_thread():
+        for sig in previous:  # checkpoint at the end of the current episode, then stop
+            signal.signal(sig, lambda *_: agent.request_stop())
     try:
-        row = agent.finetune(log=log, checkpoint=checkpoint, stop_when=reached)
+        try:
+            row = agent.finetune(log=log, checkpoint=checkpoint, stop_when=reached)
+        except StopRequested:
+            raise SystemExit(f"[forge] stopped at SAC step {agent.counters.online_samples} after a checkpoint; "
+                             "run the same command again to resume") from None
         if row is None or not reached(row):
-            raise RuntimeError(
+            raise ForgeError(
                 f"SAC did not reach the medium level (normalized score {fc.threshold:.1f}) on {spec.env_id} "
                 f"within {fc.sac_max_steps} steps; best evaluation: "
                 f"{max((r['score_mean'] for r in curve), default=float('nan')):.1f} (curve: {curve_file})")
@@ -141,6 +156,9 @@ def train_to_medium(spec: DatasetSpec, fc: ForgeConfig, root=None, progress: boo
         return record
     finally:
         agent.close()
+        if threading.current_thread() is threading.main_thread():
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def _save_replay(spec: DatasetSpec, fc: ForgeConfig, replay: dict, record: dict, root) -> None:
