@@ -18,6 +18,7 @@ disk.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import time
@@ -54,6 +55,19 @@ def _log_path() -> str | None:
     except Exception:  # not inside a submitit job (direct call, tests)
         pass
     return None
+
+
+@contextlib.contextmanager
+def _stop_on_signals(agent):
+    """SIGTERM/SIGUSR make the agent checkpoint and stop at its next safe point
+    (``benchmarks.preemption``, issue 6); without that module, signals keep their defaults."""
+    try:
+        from benchmarks.preemption import stop_on_signals
+    except ImportError:
+        yield None
+        return
+    with stop_on_signals(agent) as stop:
+        yield stop
 
 
 def _config_dict(cfg: Any) -> Any:
@@ -127,13 +141,19 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
             done_sweeps.add(phase)
             checkpoint()
 
-        agent.pretrain(log=log, checkpoint=checkpoint)
-        if getattr(agent.counters, "online_samples", 0) == 0:
-            sweep("sweep-pretrained")
-        elif spec.g_eval_sweep and "sweep-pretrained" not in done_sweeps:
-            notes.append("resumed past pretraining without its g_eval sweep; sweep-pretrained missing")
-        agent.finetune(log=log, checkpoint=checkpoint)
-        sweep("sweep-finetuned")
+        with _stop_on_signals(agent) as stop:
+            try:
+                agent.pretrain(log=log, checkpoint=checkpoint)
+                if getattr(agent.counters, "online_samples", 0) == 0:
+                    sweep("sweep-pretrained")
+                elif spec.g_eval_sweep and "sweep-pretrained" not in done_sweeps:
+                    notes.append("resumed past pretraining without its g_eval sweep; sweep-pretrained missing")
+                agent.finetune(log=log, checkpoint=checkpoint)
+                sweep("sweep-finetuned")
+            except Exception as exc:
+                if type(exc).__name__ == "StopRequested" and stop is not None:
+                    stop.hand_over()  # checkpointed at a safe point: let submitit requeue, or exit
+                raise
 
         evals = [r for r in curve if r.get("phase") in ("pretrain", "online")]
         if not evals:
@@ -153,6 +173,8 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
         rec.write_json(directory / rec.RECORD, record)
         return _summary(record)
     except Exception as exc:
+        if type(exc).__name__ == "StopRequested":
+            raise  # asked to stop (preemption, time limit): the run is partial, not failed
         status = "diverged" if type(exc).__name__ == "TrainingDiverged" else "failed"
         record = {"status": status, "run_id": spec.run_id, "spec": spec.to_dict(),
                   "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
