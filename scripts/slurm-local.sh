@@ -145,6 +145,7 @@ SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 MpiDefault=none
+MailProg=/bin/true
 ReturnToService=2
 # default 3 s delay before a batch job is scheduled
 SchedulerType=sched/backfill
@@ -193,6 +194,9 @@ EOF
     )
     mv -f "$DBD_CONF.tmp" "$DBD_CONF"
     chmod 600 "$DBD_CONF"
+    if [[ -L $SYSTEM_CONF && ! -e $SYSTEM_CONF ]]; then  # dangling: a removed checkout's
+        rm -f "$SYSTEM_CONF"
+    fi
     if [[ ! -e $SYSTEM_CONF && -d /etc/slurm ]]; then
         ln -s "$CONF" "$SYSTEM_CONF"
         say "linked $SYSTEM_CONF -> $CONF"
@@ -264,12 +268,19 @@ node_idle() { [[ $(node_state) =~ ^(idle|mix|alloc) ]]; }
 cmd_start() {
     T0=$SECONDS
     install_packages
+    local before; before=$(cat "$CONF" 2>/dev/null | md5sum)
     write_configs
     # before starting anything: every port a daemon of ours is not already holding must be free
     running mariadb mariadbd || port_free "$DB_PORT" mariadb
     running slurmdbd slurmdbd || port_free "$DBD_PORT" slurmdbd
     running slurmctld slurmctld || port_free "$CTLD_PORT" slurmctld
     running slurmd slurmd || port_free "$SLURMD_PORT" slurmd
+    if running slurmctld slurmctld && [[ $(md5sum <"$CONF") != "$before" ]]; then
+        # node changes need a restart, not `scontrol reconfigure`; jobs survive (state is saved)
+        say "configuration changed: restarting slurmctld and slurmd"
+        stop_daemon slurmd slurmd
+        stop_daemon slurmctld slurmctld
+    fi
     start_munge
     start_mariadb
     start_slurmdbd
