@@ -8,6 +8,8 @@ Every method is built the same way and presents the interface in baselines/inter
 * ``dt``: the original Decision Transformer, offline only (baselines/dt.py).
 * ``iql``: Implicit Q-Learning, offline then finetuned online (baselines/iql.py); its
   end-of-pretraining row gives "IQL (offline)", its last row "IQL (0.2m)".
+* ``sac``: Soft Actor-Critic online from scratch (baselines/sac.py); the dataset only names
+  the environment.
 
 Run one method from the command line (a quick check, not the benchmark runner)::
 
@@ -28,6 +30,7 @@ import numpy as np
 from baselines.dt import dt_agent, dt_config
 from baselines.interface import Agent
 from baselines.iql import IQLAgent, iql_config
+from baselines.sac import SACAgent, sac_config
 from odt.config import PRESETS, ConfigError, make_config
 from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
@@ -48,12 +51,26 @@ def _iql_agent(cfg, data, make_env, score_fn, progress) -> Agent:
     return IQLAgent(cfg, data, make_env, score_fn=score_fn, progress=progress)
 
 
+def _sac_config(dataset: str, preset: str, seed: int, overrides: dict[str, Any]):
+    from benchmarks.datasets import DATASETS
+
+    if dataset not in DATASETS:  # SAC trains on the dataset's environment, whichever it is
+        raise ConfigError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
+    return sac_config(dataset, preset, seed, overrides)
+
+
+def _sac_agent(cfg, data, make_env, score_fn, progress) -> Agent:
+    del data  # SAC learns from scratch online; the dataset only names the environment
+    return SACAgent(cfg, make_env, score_fn=score_fn, progress=progress)
+
+
 # name -> (config builder, agent builder)
 METHODS: dict[str, tuple[Callable, Callable]] = {
     "odt": (_odt_config("online"), _odt_agent),
     "odt-offline": (_odt_config("offline"), _odt_agent),
     "dt": (dt_config, dt_agent),
     "iql": (iql_config, _iql_agent),
+    "sac": (_sac_config, _sac_agent),
 }
 
 

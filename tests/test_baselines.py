@@ -1,4 +1,4 @@
-"""DT and IQL: IQL's losses on hand-made numbers, its data plumbing, learning signals on a
+"""DT, IQL and SAC: IQL's losses on hand-made numbers, its data plumbing, learning signals on a
 small problem, and DT's configuration."""
 
 from __future__ import annotations
@@ -183,6 +183,7 @@ SIGNAL_OVERRIDES = {
     "dt": {"pretrain_updates": 400, "optim.lr": 1e-3, "rtg_scale": 10.0, "g_eval": 8.0,
            "model.max_ep_len": 16, "eval_every_updates": 10_000},
     "iql": {"offline_updates": 400, "online_samples": 0, "hidden_dim": 64, "eval_every_updates": 10_000},
+    "sac": {"online_samples": 1500, "warmup_steps": 100, "eval_every": 10_000},  # online from scratch
 }
 
 
@@ -193,7 +194,7 @@ def test_learning_signal_on_a_small_problem(method):
     agent = build_agent(method, cfg, data, ReachEnv, progress=False)
     try:
         before = agent.evaluate(episodes=10)["return_mean"]
-        row = agent.pretrain()
+        row = agent.pretrain() or agent.finetune()  # SAC has no offline phase
         after = agent.evaluate(episodes=10)["return_mean"]
     finally:
         agent.close()
