@@ -83,12 +83,19 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
             x: str = "online_samples") -> pd.DataFrame:
     e = evals(df)
     y = _y(e)
-    by = [hue] + ([facet] if facet else [])
-    data = on_grid(e, x, y, by)
-    facets = sorted(data[facet].unique()) if facet else [None]
-    axes = fig.subplots(1, max(1, len(facets)), squeeze=False)[0]
-    for ax, f in zip(axes, facets):
-        sub = data if f is None else data[data[facet] == f]
+    facets = sorted(e[facet].unique()) if facet else [None]
+    # one grid per panel (each dataset has its own range of x)
+    parts = [on_grid(e if f is None else e[e[facet] == f], x, y, [hue] + ([facet] if facet else []))
+             for f in facets]
+    data = pd.concat(parts, ignore_index=True)
+    cols = min(4, max(1, len(facets)))
+    rows = -(-len(facets) // cols)
+    if rows > 1:
+        fig.set_size_inches(3.5 * cols, 3.0 * rows + 0.8)
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[len(facets):]:
+        ax.set_visible(False)
+    for ax, f, sub in zip(axes, facets, parts):
         sns.lineplot(sub, x=x, y=y, hue=hue, errorbar=BAND, ax=ax, **BOOT)
         ax.set_title(str(f) if f is not None else "")
         ax.set_xlabel(x.replace("_", " "))

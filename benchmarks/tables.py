@@ -343,6 +343,8 @@ def hyperparameter_text(tex: bool = False) -> str:
             flag = "" if _same(ours, expected) else f" (paper: {_hp(expected)}) MISMATCH"
             common.append([f"{ref[key]['source']}", f, _hp(ours) + flag])
     parts.insert(0, ("Tables C.1 and C.3: common values", ["table", "field", "value"], common))
+    parts.append(("What the cpu and smoke presets change (hopper-medium; other datasets alike)",
+                  ["protocol", "field", "paper", "cpu", "smoke"], preset_differences()))
     if tex:
         return "\n".join(_render(h, r, True, f"{t} (generated from odt/config.py).") for t, h, r in parts)
     out = ["# ODT hyperparameters (appendix C), generated from `odt/config.py`\n",
@@ -351,6 +353,28 @@ def hyperparameter_text(tex: bool = False) -> str:
     for t, h, r in parts:
         out += [f"## {t}\n", _render(h, r, False, t)]
     return "\n".join(out)
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def preset_differences(dataset: str = "hopper-medium") -> list[list[str]]:
+    from odt.config import make_config, to_dict
+    rows = []
+    for protocol in ("offline", "online"):
+        flat = {p: _flat(to_dict(make_config(dataset, protocol, p))) for p in ("paper", "cpu", "smoke")}
+        for field in flat["paper"]:
+            vals = [flat[p][field] for p in ("paper", "cpu", "smoke")]
+            if any(not _same(v, vals[0]) for v in vals[1:]):
+                rows.append([protocol, field, *(_hp(v) for v in vals)])
+    return rows
 
 
 def config_value(cfg, name: str):

@@ -244,3 +244,23 @@ def test_on_grid_interpolates_each_run():
     a = g[g.run_id == "a"]
     assert list(a.online_samples) == [0, 50, 100] and list(a.score_mean) == [0, 5, 10]
     assert list(g[g.run_id == "b"].score_mean) == [0, 10]  # no extrapolation past a run's end
+
+
+@pytest.mark.parametrize("preset", ["smoke", "cpu", "paper"])
+def test_shipped_ranges_parse_and_name_known_things(preset):
+    from benchmarks.experiments import EXPERIMENTS, TABLE1_METHODS
+    from benchmarks.reference import load
+    expected = check.load_expected(preset)
+    assert expected["rules"]
+    for r in expected["rules"]:
+        assert r["experiment"] in EXPERIMENTS
+        assert r["methods"] == "*" or set(r["methods"]) <= set(TABLE1_METHODS)
+        assert r["metric"] in check.RECORD_METRICS or r["metric"].startswith("drop:")
+        assert r.get("min", -math.inf) < r.get("max", math.inf)
+    if preset == "paper":  # every published Table 1 cell is inside its own range
+        ref = load("table1")["rows"]
+        assert len(expected["rules"]) == sum(isinstance(v, list) for row in ref.values() for v in row.values())
+        for r in expected["rules"]:
+            (d,) = r["datasets"]
+            means = [v[0] for v in ref[d].values() if isinstance(v, list)]
+            assert any(r["min"] < m < r["max"] for m in means)
