@@ -17,6 +17,7 @@ update) or a nominal GPU throughput, plus environment steps at a fixed cost each
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import shutil
 import time
@@ -208,7 +209,8 @@ class Estimate:
                 f"environment steps in total: roughly {self.cpu_hours:.3g} hours on a 2-core CPU, "
                 f"{self.gpu_hours:.3g} GPU-hours")
         if self.rough:
-            text += f" (cost of {', '.join(sorted(set(self.rough)))} guessed from generic config fields)"
+            text += (f" (per-update cost of {', '.join(sorted(set(self.rough)))} estimated as MLPs "
+                     f"from generic config fields)")
         return text
 
 
@@ -256,7 +258,9 @@ def estimate_run(cfg: Any) -> tuple[float, float, float, bool]:
     batch = _first(d, ("batch_size",), 256)
     flops = updates * 6.0 * batch * 3 * 2 * hidden * hidden  # ~3 two-layer MLPs
     episodes = _first(d, ("eval_episodes",), 10)
-    env_steps = online + episodes * 1000 * 10
+    evals = (offline / _first(d, ("eval_every_updates",), math.inf)
+             + online / _first(d, ("eval_every_samples", "eval_every"), math.inf) + 1)
+    env_steps = online + evals * episodes * 1000  # full-length evaluation episodes
     return updates, env_steps, flops, False
 
 
