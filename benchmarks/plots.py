@@ -250,6 +250,50 @@ def render(spec: Figure, df: pd.DataFrame, preset: str, out: Path) -> list[Path]
     return _save(fig, data, out, spec.name)
 
 
+def render_sampling_probabilities(preset: str, out: Path) -> list[Path]:
+    """Appendix F's figure: per trajectory of each dense-reward dataset, the probability of
+    being sampled proportional to its length (ODT) against proportional to its return. Drawn
+    from the datasets themselves (size ``smoke`` for the smoke preset), not from runs."""
+    from benchmarks.datasets import load_dataset
+    from benchmarks.experiments import LOCOMOTION, TABLE1_DATASETS
+    from benchmarks.job import dataset_size
+
+    rows, missing = [], []
+    for name in [d for d in TABLE1_DATASETS if d in LOCOMOTION]:
+        try:
+            traj = load_dataset(name, size=dataset_size(preset)).trajectories
+        except Exception as exc:  # not on disk here: say so on the figure
+            missing.append(f"{name}: {type(exc).__name__}")
+            continue
+        lengths = traj.lengths.astype(float)
+        returns = np.clip(traj.returns().astype(float), 0.0, None)
+        rows.append(pd.DataFrame({"dataset": name, "p_length": lengths / lengths.sum(),
+                                  "p_return": returns / max(returns.sum(), 1e-12)}))
+    fig = plt.figure(figsize=(14, 7), layout="constrained")
+    title = f"Appendix F: sampling probability by length vs by return [preset {preset}, data {dataset_size(preset)}]"
+    if not rows:
+        fig.text(0.5, 0.5, "no dataset available:\n" + "\n".join(missing), ha="center", va="center",
+                 color="darkred")
+        fig.suptitle(title, fontsize=10)
+        return _save(fig, pd.DataFrame({"missing": missing or ["none"]}), out, "sampling_probabilities")
+    data = pd.concat(rows, ignore_index=True)
+    names = list(dict.fromkeys(data.dataset))
+    axes = fig.subplots(2, 4, squeeze=False).ravel()
+    for ax, name in zip(axes, names):
+        d = data[data.dataset == name]
+        ax.scatter(d.p_length, d.p_return, s=6, alpha=0.6)
+        top = float(max(d.p_length.max(), d.p_return.max()))
+        ax.plot([0, top], [0, top], color="grey", lw=0.8, ls="--")
+        ax.set_title(name)
+        ax.set_xlabel("P(trajectory) by length")
+        ax.set_ylabel("by return")
+    for ax in axes[len(names):]:
+        ax.set_visible(False)
+    note = f"; missing: {', '.join(missing)}" if missing else ""
+    fig.suptitle(title + note, fontsize=10)
+    return _save(fig, data, out, "sampling_probabilities")
+
+
 def make_plots(root: Path | str, out: Path | str, presets: list[str] | None = None,
                names: list[str] | None = None) -> list[Path]:
     root, out = Path(root), Path(out)
@@ -263,6 +307,8 @@ def make_plots(root: Path | str, out: Path | str, presets: list[str] | None = No
             if names and spec.name not in names:
                 continue
             written += render(spec, df, preset, out / preset)
+        if not names or "sampling_probabilities" in names:
+            written += render_sampling_probabilities(preset, out / preset)
     return written
 
 
@@ -274,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--preset", nargs="*", default=None, help=f"presets to plot ({', '.join(PRESETS)}; default: all found)")
     p.add_argument("--only", nargs="*", default=None, help="figure names: " + ", ".join(f.name for f in FIGURES))
     args = p.parse_args(argv)
-    known = {f.name for f in FIGURES}
+    known = {f.name for f in FIGURES} | {"sampling_probabilities"}
     for name in args.only or ():
         if name not in known:
             p.error(f"unknown figure {name!r}; known: {', '.join(sorted(known))}")
