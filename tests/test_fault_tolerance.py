@@ -1,0 +1,239 @@
+"""Fault injection: runs killed with SIGKILL, stopped by SIGTERM, fed corrupt checkpoints or
+diverging losses finish with the same record as an uninterrupted run, or fail cleanly.
+
+Children are forked from the test process (torch is already imported, so a child starts in
+milliseconds) and run ``benchmarks.job.run_one`` on a tiny smoke spec with one thread, which
+makes CPU results bit-identical between an interrupted and an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from benchmarks import records as rec
+from benchmarks.experiments import RunSpec
+from benchmarks.job import run_one
+
+FORK = mp.get_context("fork")
+OVERRIDES = (("pretrain_updates", 12), ("online.online_samples", 80), ("checkpoint_every_updates", 4),
+             ("eval_every_updates", 6), ("online.eval_every_rounds", 2))
+VOLATILE = {"attempts", "notes", "log", "attempt_seconds"}
+
+
+def _spec(seed: int = 0) -> RunSpec:
+    return RunSpec(experiment="faults", method="odt", dataset="hopper-medium", seed=seed, preset="smoke",
+                   overrides=OVERRIDES)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _private_data_dir(tmp_path_factory):
+    old = os.environ.get("ODT_DATA_DIR")
+    os.environ["ODT_DATA_DIR"] = str(tmp_path_factory.mktemp("data"))
+    yield
+    if old is None:
+        os.environ.pop("ODT_DATA_DIR", None)
+    else:
+        os.environ["ODT_DATA_DIR"] = old
+
+
+def _comparable(root: Path, spec: RunSpec) -> tuple[dict, list[dict]]:
+    directory = rec.run_dir(root, spec)
+    record = {k: v for k, v in rec.read_record(directory).items() if k not in VOLATILE}
+    record["counters"] = {k: v for k, v in record.get("counters", {}).items() if k != "wall_time"}
+    return record, rec.read_curve(directory / rec.CURVE)
+
+
+def _child(spec: RunSpec, root: str, sabotage=None) -> None:
+    torch.set_num_threads(1)
+    if sabotage is not None:
+        sabotage()
+    try:
+        run_one(spec, root)
+    except BaseException:
+        os._exit(1)
+    os._exit(0)
+
+
+def _launch(spec: RunSpec, root: Path, sabotage=None) -> mp.Process:
+    p = FORK.Process(target=_child, args=(spec, str(root), sabotage))
+    p.start()
+    return p
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The uninterrupted run (in a child, like the others) and how long it took."""
+    root = tmp_path_factory.mktemp("reference")
+    start = time.perf_counter()
+    p = _launch(_spec(), root)
+    p.join()
+    assert p.exitcode == 0
+    return _comparable(root, _spec()), time.perf_counter() - start
+
+
+def _run_with_random_kills(root: Path, rng: np.random.Generator, duration: float, max_kills: int) -> int:
+    kills = 0
+    while True:
+        p = _launch(_spec(), root)
+        if kills < max_kills:
+            p.join(timeout=rng.uniform(0.0, duration))
+            if p.is_alive():
+                os.kill(p.pid, signal.SIGKILL)
+                p.join()
+                kills += 1
+                continue
+        p.join()
+        record = rec.read_record(rec.run_dir(root, _spec())) or {}
+        assert p.exitcode == 0, f"the resumed run failed: {record.get('traceback')}"
+        return kills
+
+
+def _assert_same_as_reference(root: Path, reference) -> None:
+    (record, curve), _ = reference
+    got_record, got_curve = _comparable(root, _spec())
+    assert got_record["status"] == "complete"
+    assert got_curve == curve  # no row lost, none duplicated, every number identical
+    assert got_record == record
+
+
+@pytest.mark.parametrize("trials", [pytest.param(20, id="20-trials")])
+def test_sigkill_at_random_moments_resumes_to_the_same_record(tmp_path, reference, trials):
+    rng = np.random.default_rng(0)
+    _, duration = reference
+    total_kills = 0
+    for trial in range(trials):
+        root = tmp_path / f"trial{trial}"
+        total_kills += _run_with_random_kills(root, rng, duration, max_kills=2)
+        _assert_same_as_reference(root, reference)
+    assert total_kills >= trials // 2  # the kills really landed mid-run
+
+
+@pytest.mark.slow
+def test_sigkill_many_times(tmp_path, reference):
+    rng = np.random.default_rng(1)
+    _, duration = reference
+    for trial in range(100):
+        root = tmp_path / f"trial{trial}"
+        _run_with_random_kills(root, rng, duration, max_kills=5)
+        _assert_same_as_reference(root, reference)
+
+
+def _die_during_write(match: str, nth: int):
+    """Sabotage for a child: SIGKILL itself half-way through the nth atomic write of a file
+    whose name contains ``match`` (the temporary file is half written, the target untouched)."""
+
+    def install():
+        import odt.checkpoint as ckpt
+
+        real = ckpt.atomic_write_bytes
+        seen = {"n": 0}
+
+        def dying_write(path, data):
+            if match in Path(path).name:
+                seen["n"] += 1
+                if seen["n"] == nth:
+                    tmp = Path(path).with_name(f".{Path(path).name}.tmp-{os.getpid()}")
+                    tmp.write_bytes(data[: len(data) // 2])
+                    os.kill(os.getpid(), signal.SIGKILL)
+            real(path, data)
+
+        ckpt.atomic_write_bytes = dying_write
+        rec.atomic_write_bytes = dying_write
+
+    return install
+
+
+@pytest.mark.parametrize("match,nth", [(".pt", 2), (".sha256", 4), ("record.json", 1), ("curve.jsonl", 3)])
+def test_kill_while_writing_a_checkpoint_or_record(tmp_path, reference, match, nth):
+    p = _launch(_spec(), tmp_path, sabotage=_die_during_write(match, nth))
+    p.join()
+    assert p.exitcode == -signal.SIGKILL
+    directory = rec.run_dir(tmp_path, _spec())
+    record = rec.read_record(directory)
+    assert record is None or record.get("status") != "complete"  # never a half record
+    p = _launch(_spec(), tmp_path)
+    p.join()
+    assert p.exitcode == 0
+    _assert_same_as_reference(tmp_path, reference)
+
+
+def test_corrupt_checkpoint_is_skipped_and_noted(tmp_path, reference):
+    p = _launch(_spec(), tmp_path, sabotage=_die_during_write("record.json", 1))
+    p.join()
+    ckpt_dir = rec.run_dir(tmp_path, _spec()) / rec.CHECKPOINTS
+    newest = sorted(ckpt_dir.glob("ckpt-*.pt"))[-1]
+    newest.write_bytes(newest.read_bytes()[:-10])  # truncated
+    p = _launch(_spec(), tmp_path)
+    p.join()
+    assert p.exitcode == 0
+    _assert_same_as_reference(tmp_path, reference)
+    notes = rec.read_record(rec.run_dir(tmp_path, _spec()))["notes"]
+    assert any("skipped checkpoint" in n and newest.name in n for n in notes)
+
+
+def test_diverged_loss_is_recorded_as_diverged_and_keeps_good_checkpoints(tmp_path):
+    def poison():
+        from odt import train
+
+        real = train.ODTTrainer.update
+
+        def update(self, batch):
+            if self.counters.updates == 10:
+                with torch.no_grad():
+                    self.model.embed_state.weight.fill_(float("nan"))
+            return real(self, batch)
+
+        train.ODTTrainer.update = update
+
+    p = _launch(_spec(), tmp_path, sabotage=poison)
+    p.join()
+    assert p.exitcode == 1
+    directory = rec.run_dir(tmp_path, _spec())
+    record = rec.read_record(directory)
+    assert record["status"] == "diverged" and "NaN" in record["error"] or "nan" in record["error"]
+    from odt.checkpoint import CheckpointManager
+
+    good = CheckpointManager(directory / rec.CHECKPOINTS).load_latest()
+    assert good.state is not None and good.state["agent"]["counters"]["updates"] <= 10
+    params = good.state["agent"]["model"]
+    assert all(torch.isfinite(v).all() for v in params.values())
+
+
+def test_two_processes_share_a_results_tree(tmp_path):
+    procs = [_launch(_spec(seed), tmp_path) for seed in (1, 2)]
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0
+    for seed in (1, 2):
+        record = rec.read_record(rec.run_dir(tmp_path, _spec(seed)))
+        assert record["status"] == "complete" and record["spec"]["seed"] == seed
+    names = sorted(p.name for p in (tmp_path / "smoke" / "faults").iterdir())
+    assert len(names) == 2 and not any(".tmp" in n for n in names)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGUSR1])
+def test_stop_signal_checkpoints_exits_and_resumes(tmp_path, reference, sig):
+    p = _launch(_spec(), tmp_path)
+    ckpt_dir = rec.run_dir(tmp_path, _spec()) / rec.CHECKPOINTS
+    deadline = time.monotonic() + 60
+    while not list(ckpt_dir.glob("ckpt-*.sha256")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(p.pid, sig)
+    p.join()
+    if p.exitcode == 0:
+        pytest.skip("the run finished before the signal arrived (machine too fast for this spec)")
+    assert p.exitcode == 1  # _child maps the SystemExit(128 + signum) to 1
+    record = rec.read_record(rec.run_dir(tmp_path, _spec()))
+    assert record is None or record["status"] != "failed"  # stopped, not failed
+    p = _launch(_spec(), tmp_path)
+    p.join()
+    assert p.exitcode == 0
+    _assert_same_as_reference(tmp_path, reference)
