@@ -76,6 +76,7 @@ wait_for() {  # seconds description command...
 stop_daemon() {  # name exe
     local pid; pid=$(pid_of "$1" "$2")
     if [[ -z $pid ]]; then rm -f "$RUN/$1.pid"; return 0; fi
+    local t=$SECONDS
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 60); do [[ -d /proc/$pid ]] || break; sleep 0.25; done
     if [[ -d /proc/$pid ]]; then
@@ -83,7 +84,7 @@ stop_daemon() {  # name exe
         kill -KILL "$pid" 2>/dev/null || true
     fi
     rm -f "$RUN/$1.pid"
-    say "stopped $1 (pid $pid)"
+    say "stopped $1 (pid $pid) in $((SECONDS - t)) s"
 }
 
 port_free() {  # port daemon: fail clearly if another process (another checkout's cluster?) has it
