@@ -180,9 +180,12 @@ def test_cli_rejects_bad_names(tmp_path, capsys):
     assert run_cli.main(["table1", "--executor", "cloud", "--results", str(tmp_path)]) == 2
 
 
-def test_cli_local_executor_end_to_end_then_skips(tmp_path, capsys):
+@pytest.mark.parametrize("executor", ["debug", pytest.param("local", marks=pytest.mark.slow)])
+def test_cli_end_to_end_then_skips(tmp_path, capsys, executor):
+    """In-process (debug) in the fast suite; through submitit's LocalExecutor processes (~15 s
+    on an idle 2-core machine) behind the slow marker; .ci/run also runs the local path."""
     args = ["table1", "--preset", "smoke", "--seeds", "1", "--datasets", "hopper-medium",
-            "--methods", "odt", "odt-offline", "--executor", "local", "--results", str(tmp_path / "r"),
+            "--methods", "odt", "odt-offline", "--executor", executor, "--results", str(tmp_path / "r"),
             "--tables-dir", str(tmp_path / "t"), "--quiet"]
     assert run_cli.main(args) == 0
     out = capsys.readouterr().out
