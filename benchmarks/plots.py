@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,16 @@ def on_grid(df: pd.DataFrame, x: str, y: str, by: list[str], points: int = 40) -
     return pd.concat(out, ignore_index=True)
 
 
+def _natural(text) -> tuple:
+    """Sort key that orders 'g_online=2x' before 'g_online=10x'."""
+    return tuple((0, float(t), "") if t.replace(".", "", 1).isdigit() else (1, 0.0, t)
+                 for t in re.split(r"(\d+(?:\.\d+)?)", str(text)) if t)
+
+
+def _order(values) -> list:
+    return sorted(pd.unique(pd.Series(values)), key=_natural)
+
+
 def _split_variant(df: pd.DataFrame) -> pd.DataFrame:
     """Variant 'a,b,c' -> factor 'a' (what the figure compares) and setting 'b,c' (the rest)."""
     df = df.copy()
@@ -96,7 +107,7 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
     for ax in axes[len(facets):]:
         ax.set_visible(False)
     for ax, f, sub in zip(axes, facets, parts):
-        sns.lineplot(sub, x=x, y=y, hue=hue, errorbar=BAND, ax=ax, **BOOT)
+        sns.lineplot(sub, x=x, y=y, hue=hue, hue_order=_order(data[hue]), errorbar=BAND, ax=ax, **BOOT)
         ax.set_title(str(f) if f is not None else "")
         ax.set_xlabel(x.replace("_", " "))
         ax.set_ylabel("normalized return" if y == "score_mean" else "return")
@@ -108,7 +119,8 @@ def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
     y = _y(e)
     last = e.sort_values("step").groupby("run_id").tail(1)
     ax = fig.subplots()
-    sns.pointplot(last, x=x, y=y, hue=hue, errorbar=BAND, ax=ax, dodge=0.3, linestyle="none", **BOOT)
+    sns.pointplot(last, x=x, y=y, hue=hue, order=_order(last[x]), hue_order=_order(last[hue]),
+                  errorbar=BAND, ax=ax, dodge=0.3, linestyle="none", **BOOT)
     ax.set_ylabel("final normalized return" if y == "score_mean" else "final return")
     ax.tick_params(axis="x", rotation=20)
     return last[["run_id", "dataset", "variant", x, hue, y]] if x != hue else last
@@ -176,7 +188,7 @@ def draw_lambda(df, fig):
         if c not in e:
             continue
         d = on_grid(e, "updates", c, ["variant"])
-        sns.lineplot(d, x="updates", y=c, hue="variant", errorbar=BAND, ax=ax, **BOOT)
+        sns.lineplot(d, x="updates", y=c, hue="variant", hue_order=_order(d["variant"]), errorbar=BAND, ax=ax, **BOOT)
         ax.set_title(c)
         if c == "lambda":
             ax.set_yscale("log")
