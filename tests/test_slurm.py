@@ -9,7 +9,8 @@ What is checked, each through ``benchmarks.run`` / ``benchmarks.launch`` and rea
 Slurm's own accounting (``sacct``) as well as from the run records:
 
 * a smoke experiment goes out as ONE job array of several seeds, every task completes, and
-  the records (and table) are written; a second launch submits nothing;
+  the records and the table (its cell: the records' mean and std) are written; a second
+  launch submits nothing;
 * a job that raises is reported as failed with its log while the others finish;
 * a job whose process is SIGKILLed (no result file; only accounting can tell) is noticed and
   reported;
@@ -27,6 +28,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -176,11 +178,6 @@ def _has_checkpoint(run: Path) -> bool:
     return any((run / "checkpoints").glob("*.pt"))
 
 
-def _runner_has() -> set[str]:
-    import importlib.util
-    return {m for m in ("tables",) if importlib.util.find_spec(f"benchmarks.{m}") is not None}
-
-
 # --- tests -----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
@@ -211,10 +208,14 @@ def test_smoke_experiment_is_one_job_array_and_writes_records_and_table(smoke):
     assert states == {f"{arrays[0]}_{i}": ["COMPLETED"] for i in range(3)}, states
     # each record points at its own job's log
     assert all(Path(r["log"]).exists() for r in records)
-    if "tables" not in _runner_has():
-        pytest.xfail("benchmarks.tables (the table writer) has not landed; records checked only")
-    written = [p for p in tables.rglob("*") if p.is_file()]
-    assert written, f"no table written under {tables}: {out.stdout}{out.stderr}"
+    # the table is written, and its ODT cell is the mean/std of exactly these three records
+    assert (tables / "table1.md").exists(), f"no table under {tables}: {out.stdout}{out.stderr}"
+    cells = json.loads((tables / "table1.json").read_text())["cells"]
+    (cell,) = [c for c in cells if c["dataset"] == "hopper-medium" and c["column"] == "odt_online"]
+    scores = [r["final_score"] for r in records]
+    assert cell["n"] == 3 and cell["failed"] == 0
+    assert cell["mean"] == pytest.approx(statistics.fmean(scores), rel=1e-9)
+    assert cell["std"] == pytest.approx(statistics.pstdev(scores), rel=1e-9)
 
 
 
