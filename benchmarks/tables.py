@@ -20,6 +20,7 @@ import argparse
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -180,8 +181,14 @@ def _caption(preset: str, runs: pd.DataFrame, seeds: int | None, what: str) -> s
 
 
 def _expected_seeds(runs: pd.DataFrame) -> int | None:
+    """Seeds of the fullest cell (a cell: method x dataset x variant)."""
     ok = runs[runs.status == "complete"]
-    return int(ok.groupby(["method", "dataset"]).size().max()) if not ok.empty else None
+    return int(ok.groupby(["method", "dataset", "variant"]).size().max()) if not ok.empty else None
+
+
+def _natural(text) -> tuple:
+    return tuple((0, float(t), "") if t.replace(".", "", 1).isdigit() else (1, 0.0, t)
+                 for t in re.split(r"(\d+(?:\.\d+)?)", str(text)) if t)
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,7 +301,7 @@ def variant_text(runs: pd.DataFrame, experiment: str, preset: str, tex: bool = F
     header = ["dataset", "method", "variant", "final score", "offline score"] + (["paper"] if ref else [])
     rows = []
     keys = runs[["dataset", "method", "variant"]].drop_duplicates().itertuples(index=False)
-    for d, m, v in sorted(keys):
+    for d, m, v in sorted(keys, key=lambda k: (k[0], k[1], _natural(k[2]))):
         sel = runs[(runs.dataset == d) & (runs.method == m) & (runs.variant == v)]
         fin = _fmt(measure(sel, m, d, "final_score"), tex, seeds)
         off = _fmt(measure(sel, m, d, "offline_score"), tex, seeds)
