@@ -24,6 +24,7 @@
 # Why by hand and not systemd: this machine and CI have no systemd and block service starts at
 # install time, so each daemon is started directly with its paths pointed at the state dir.
 set -euo pipefail
+trap 'echo "slurm-local: error: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STATE=${SLURM_LOCAL_DIR:-$REPO/.slurm-local}
@@ -39,8 +40,16 @@ DB_PORT=$((PORT + 3))
 TIMEOUT=${SLURM_LOCAL_TIMEOUT:-120}
 CONF=$STATE/etc/slurm.conf
 DBD_CONF=$STATE/etc/slurmdbd.conf
-MUNGE_SOCKET=$STATE/munge/munge.socket.2
-DB_SOCKET=$STATE/run/mariadb.sock
+# Unix socket paths may not exceed 107 bytes (munged's, mariadb's and slurmd's per-step sockets
+# in its spool dir): under a deep checkout they go to a short per-state-dir folder in /tmp.
+SOCKETS=$STATE/munge
+SPOOL=$STATE/slurmd
+if ((${#STATE} > 50)); then
+    SOCKETS=/tmp/slurm-local-$(echo "$STATE" | md5sum | cut -c1-8)
+    SPOOL=$SOCKETS/slurmd
+fi
+MUNGE_SOCKET=$SOCKETS/munge.socket.2
+DB_SOCKET=$SOCKETS/mariadb.sock
 RUN=$STATE/run
 LOG=$STATE/log
 SYSTEM_CONF=/etc/slurm/slurm.conf
@@ -114,8 +123,9 @@ install_packages() {
 
 # --- configuration -------------------------------------------------------------------------
 write_configs() {
-    mkdir -p "$STATE/etc" "$STATE/munge" "$STATE/ctld" "$STATE/slurmd" "$RUN" "$LOG" "$STATE/db"
-    chmod 700 "$STATE/munge"
+    mkdir -p "$STATE/etc" "$STATE/munge" "$STATE/ctld" "$SPOOL" "$RUN" "$LOG" "$STATE/db" \
+        "$SOCKETS"
+    chmod 700 "$STATE/munge" "$SOCKETS"
     local cpus=${SLURM_LOCAL_CPUS:-$(nproc)}
     local mem; mem=$(slurmd -C | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p' | head -1)
     [[ -n $mem ]] || die "could not read this host's memory from 'slurmd -C'"
@@ -136,7 +146,7 @@ CredType=cred/munge
 # again (default 120 s)
 AuthInfo=socket=$MUNGE_SOCKET,cred_expire=10
 StateSaveLocation=$STATE/ctld
-SlurmdSpoolDir=$STATE/slurmd
+SlurmdSpoolDir=$SPOOL
 SlurmctldPidFile=$RUN/slurmctld.pid
 SlurmdPidFile=$RUN/slurmd.pid
 SlurmctldLogFile=$LOG/slurmctld.log
@@ -269,7 +279,7 @@ node_idle() { [[ $(node_state) =~ ^(idle|mix|alloc) ]]; }
 cmd_start() {
     T0=$SECONDS
     install_packages
-    local before; before=$(cat "$CONF" 2>/dev/null | md5sum)
+    local before; before=$({ cat "$CONF" 2>/dev/null || true; } | md5sum)
     write_configs
     # before starting anything: every port a daemon of ours is not already holding must be free
     running mariadb mariadbd || port_free "$DB_PORT" mariadb
@@ -316,6 +326,7 @@ cmd_stop() {
     stop_daemon slurmdbd slurmdbd
     stop_daemon mariadb mariadbd
     stop_daemon munged munged
+    [[ $SOCKETS == "$STATE/munge" ]] || rm -rf "$SOCKETS"
     if [[ $(readlink "$SYSTEM_CONF" 2>/dev/null) == "$CONF" ]]; then
         rm -f "$SYSTEM_CONF"
         say "removed symlink $SYSTEM_CONF"
