@@ -231,6 +231,7 @@ start_munge() {
         || die "munged did not start (log: $LOG/munged.log)"
 }
 
+# shellcheck disable=SC2120  # called with arguments through wait_for
 db_sql() { mariadb --no-defaults --socket="$DB_SOCKET" -u root "$@"; }
 
 start_mariadb() {
@@ -247,6 +248,7 @@ start_mariadb() {
         --log-error="$LOG/mariadb.log" --innodb-buffer-pool-size=64M \
         --innodb-log-file-size=16M --skip-name-resolve </dev/null >/dev/null 2>&1 &
     wait_for 60 mariadb db_sql -e "select 1" || die "mariadb did not start (log: $LOG/mariadb.log)"
+    # shellcheck disable=SC2119
     db_sql <<'EOF'
 CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurm-local';
 CREATE DATABASE IF NOT EXISTS slurm_acct_db;
