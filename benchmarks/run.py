@@ -2,7 +2,7 @@
 
 Examples::
 
-    python -m benchmarks.run table1 --preset smoke --seeds 2     # minutes on a laptop, not a result
+    python -m benchmarks.run table1 --preset smoke --seeds 1 --datasets hopper-medium  # ~1 min, not a result
     python -m benchmarks.run table1 --preset cpu --datasets hopper-medium
     python -m benchmarks.run table1 --dry-run                     # what the paper preset would run
     python -m benchmarks.run hindsight --executor slurm --partition gpu --gpus 1 --time 1440
