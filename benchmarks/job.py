@@ -171,6 +171,9 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
             "attempt_seconds": time.time() - started,
         }
         rec.write_json(directory / rec.RECORD, record)
+        for old in ckpts.paths()[:-1]:  # complete: only the final state is worth keeping
+            old.with_suffix(".sha256").unlink(missing_ok=True)
+            old.unlink(missing_ok=True)
         return _summary(record)
     except Exception as exc:
         if type(exc).__name__ == "StopRequested":

@@ -109,6 +109,7 @@ def test_run_one_is_idempotent(tmp_path):
     record = rec.read_record(d)
     assert record["offline"]["phase"] == "pretrain" and record["final"]["phase"] == "online"
     assert record["final"]["online_samples"] >= 300
+    assert len(list((d / rec.CHECKPOINTS).glob("ckpt-*.pt"))) == 1  # only the final state is kept
     for name in (rec.SPEC, rec.CONFIG, rec.PROVENANCE, rec.CURVE):
         assert (d / name).exists(), name
     assert rec.read_json(d / rec.PROVENANCE)["source"] == "generated-smoke"
