@@ -161,3 +161,47 @@ def test_model_state_dict_keys_unchanged_by_the_mask_cache():
     model(*_inputs())
     assert set(model.state_dict()) == before
     assert not any("mask" in k for k in before)
+
+
+# ----- the benchmark harness (structure and arithmetic only: no timed assertions) -----------
+def test_run_estimate_counts_rounds_updates_and_evaluations():
+    from benchmarks.perf import estimate_run
+
+    est = estimate_run(pretrain_updates=500, online_samples=20_000, updates_per_round=300, eval_every_rounds=5,
+                       eval_every_updates=1000, eval_episodes=10, step_ms=100.0, eval_step_ms=5.0,
+                       explore_step_ms=2.0, episode_length=300)
+    rounds = math.ceil(20_000 / 300)  # 67: evaluations at rounds 5, 10, ..., 65 and at the end
+    assert est["rounds"] == rounds and est["updates"] == 500 + 300 * rounds
+    assert est["evaluations"] == 1 + 13 + 1
+    assert est["pretrain_s"] == pytest.approx(50.0)
+    assert est["online_updates_s"] == pytest.approx(300 * rounds * 0.1)
+    assert est["exploration_s"] == pytest.approx(rounds * 300 * 0.002)
+    assert est["evaluation_s"] == pytest.approx(15 * 300 * 0.005)
+    total = est["pretrain_s"] + est["online_updates_s"] + est["exploration_s"] + est["evaluation_s"]
+    assert est["total_min"] == pytest.approx(total / 60)
+
+
+def test_perf_quick_run_writes_a_complete_record(tmp_path):
+    import json
+
+    from benchmarks.perf import main
+
+    out = tmp_path / "perf.json"
+    res = main(["--quick", "--no-progress", "--out", str(out)])
+    assert json.loads(out.read_text()) == json.loads(json.dumps(res))
+    (row,) = res["updates"]
+    assert row["case"] == "small" and row["threads"] == 1 and row["gflop_per_update"] > 0
+    assert row["sample_share"] == pytest.approx(row["sample"]["median_ms"] / row["update"]["median_ms"])
+    assert row["matmul_ratio"] == pytest.approx(row["achieved_gflops"] / row["matmul_gflops"])
+    assert row["speedup_vs_reference"][0] == pytest.approx(50.0 / row["update"]["median_ms"])
+    (ro,) = res["rollouts"]
+    assert ro["eval_steps_per_episode"] == 50 and ro["eval_episodes"] == 2  # full length: no early ends
+    assert [b["capacity"] for b in res["buffer_add"]] == [100, 1000]
+    assert res["machine"]["versions"]["torch"] == torch.__version__ and res["peak_rss_mib"] > 0
+
+
+def test_perf_rejects_unknown_cases():
+    from benchmarks.perf import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--cases", "huge"])
