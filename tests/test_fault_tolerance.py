@@ -70,13 +70,13 @@ def _launch(spec: RunSpec, root: Path, sabotage=None) -> mp.Process:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    """The uninterrupted run (in a child, like the others) and how long it took."""
+    """The uninterrupted run (in a child, like the others), how long it took, its root."""
     root = tmp_path_factory.mktemp("reference")
     start = time.perf_counter()
     p = _launch(_spec(), root)
     p.join()
     assert p.exitcode == 0
-    return _comparable(root, _spec()), time.perf_counter() - start
+    return _comparable(root, _spec()), time.perf_counter() - start, root
 
 
 def _run_with_random_kills(root: Path, rng: np.random.Generator, duration: float, max_kills: int) -> int:
@@ -97,7 +97,7 @@ def _run_with_random_kills(root: Path, rng: np.random.Generator, duration: float
 
 
 def _assert_same_as_reference(root: Path, reference) -> None:
-    (record, curve), _ = reference
+    (record, curve), _, _ = reference
     got_record, got_curve = _comparable(root, _spec())
     assert got_record["status"] == "complete"
     assert got_curve == curve  # no row lost, none duplicated, every number identical
@@ -107,7 +107,7 @@ def _assert_same_as_reference(root: Path, reference) -> None:
 @pytest.mark.parametrize("trials", [pytest.param(20, id="20-trials")])
 def test_sigkill_at_random_moments_resumes_to_the_same_record(tmp_path, reference, trials):
     rng = np.random.default_rng(0)
-    _, duration = reference
+    _, duration, _ = reference
     total_kills = 0
     for trial in range(trials):
         root = tmp_path / f"trial{trial}"
@@ -119,7 +119,7 @@ def test_sigkill_at_random_moments_resumes_to_the_same_record(tmp_path, referenc
 @pytest.mark.slow
 def test_sigkill_many_times(tmp_path, reference):
     rng = np.random.default_rng(1)
-    _, duration = reference
+    _, duration, _ = reference
     for trial in range(100):
         root = tmp_path / f"trial{trial}"
         _run_with_random_kills(root, rng, duration, max_kills=5)
@@ -237,3 +237,24 @@ def test_stop_signal_checkpoints_exits_and_resumes(tmp_path, reference, sig):
     p.join()
     assert p.exitcode == 0
     _assert_same_as_reference(tmp_path, reference)
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["table1", "--datasets", "hopper-easy"], "hopper-medium"),
+    (["table1", "--methods", "ppo"], "odt"),
+    (["table1", "--preset", "tpu"], "smoke"),
+    (["table7"], "table1"),
+    (["table1", "--seeds", "0"], "seeds"),
+])
+def test_bad_input_is_named_and_leaves_the_results_tree_untouched(tmp_path, reference, capsys, argv, needle):
+    from benchmarks import run as run_cli
+
+    root = reference[2]  # a tree holding one complete run
+    before = _snapshot(root)
+    assert run_cli.main([*argv, "--results", str(root), "--tables-dir", str(tmp_path / "t")]) == 2
+    assert needle in capsys.readouterr().err
+    assert _snapshot(root) == before and not (tmp_path / "t").exists()
