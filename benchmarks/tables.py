@@ -301,7 +301,8 @@ def variant_text(runs: pd.DataFrame, experiment: str, preset: str, tex: bool = F
     header = ["dataset", "method", "variant", "final score", "offline score"] + (["paper"] if ref else [])
     rows = []
     keys = runs[["dataset", "method", "variant"]].drop_duplicates().itertuples(index=False)
-    for d, m, v in sorted(keys, key=lambda k: (k[0], k[1], _natural(k[2]))):
+    rank = {d: i for i, d in enumerate(TABLE1_DATASETS)}
+    for d, m, v in sorted(keys, key=lambda k: (rank.get(k[0], len(rank)), k[0], k[1], _natural(k[2]))):
         sel = runs[(runs.dataset == d) & (runs.method == m) & (runs.variant == v)]
         fin = _fmt(measure(sel, m, d, "final_score"), tex, seeds)
         off = _fmt(measure(sel, m, d, "offline_score"), tex, seeds)
