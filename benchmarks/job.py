@@ -19,6 +19,7 @@ disk.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import inspect
 import os
 import time
@@ -81,12 +82,42 @@ def _summary(record: dict) -> dict:
     return {k: record.get(k) for k in ("run_id", "status", "final_score", "offline_score", "error")}
 
 
+class RunInProgress(RuntimeError):
+    """Another live process holds this run (two launches of the same experiment at once)."""
+
+
+@contextlib.contextmanager
+def _run_lock(directory: Path):
+    """An exclusive advisory lock on the run directory, released by the OS when the holder
+    dies (kill -9, node failure), so a requeued or relaunched job can always take it over."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise RunInProgress(f"run {directory.name} is being run by another live process "
+                                f"(lock {directory / '.lock'}); not started twice") from exc
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | None = None,
             progress: bool = False) -> dict:
-    """Run (or resume, or skip) one spec; returns a short summary of its final record."""
+    """Run (or resume, or skip) one spec; returns a short summary of its final record.
+    Raises RunInProgress (and touches nothing) if another live process is running it."""
     directory = rec.run_dir(root, spec)
     existing = rec.read_record(directory)
     if existing is not None and existing.get("status") == "complete":
+        return _summary(existing)
+    with _run_lock(directory):
+        return _run_locked(spec, directory, threads, progress)
+
+
+def _run_locked(spec: RunSpec, directory: Path, threads: int | None, progress: bool) -> dict:
+    existing = rec.read_record(directory)
+    if existing is not None and existing.get("status") == "complete":  # finished while we waited
         return _summary(existing)
     if threads:
         import torch

@@ -156,6 +156,16 @@ def test_an_interrupted_run_resumes_from_its_checkpoint_to_the_same_result(tmp_p
     assert rec.read_curve(d / rec.CURVE) == rec.read_curve(rec.run_dir(tmp_path / "ref", spec) / rec.CURVE)
 
 
+def test_a_run_held_by_a_live_process_is_not_started_twice(tmp_path):
+    spec = _spec()
+    d = rec.run_dir(tmp_path, spec)
+    with job_mod._run_lock(d):  # another launcher is running it
+        with pytest.raises(job_mod.RunInProgress, match="another live process"):
+            job_mod.run_one(spec, tmp_path, threads=1)
+        assert not (d / rec.SPEC).exists() and not (d / rec.RECORD).exists()
+    assert job_mod.run_one(spec, tmp_path, threads=1)["status"] == "complete"  # released
+
+
 def test_g_eval_sweep_rows_are_recorded_after_each_phase(tmp_path):
     spec = RunSpec("g", "odt", "hopper-medium", 0, "smoke", (), "default", (0.5, 2.0))
     job_mod.run_one(spec, tmp_path, threads=1)
