@@ -106,7 +106,10 @@ class LaunchReport:
 
 def _failure(root: Path, spec: RunSpec, exc: BaseException, log: str | None) -> Failure:
     record = rec.read_record(rec.run_dir(root, spec)) or {}
-    error = record.get("error") or (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+    last = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+    if "RunInProgress" in str(exc) or type(exc).__name__ == "RunInProgress":
+        return Failure(spec.run_id, last, log)  # the record (if any) belongs to the other process
+    error = record.get("error") or last
     return Failure(spec.run_id, error, log or record.get("log"))
 
 
