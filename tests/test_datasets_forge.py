@@ -28,7 +28,7 @@ TINY_SAC = {"hidden_dim": 16, "batch_size": 16, "warmup_steps": 100}
 
 def _tiny(name: str, **kw) -> ForgeConfig:
     base = dict(name=name, seed=0, size=800, target_score=-100.0, sac_max_steps=2_000, eval_every=200,
-                eval_episodes=2, checkpoint_every=200, sac_overrides=dict(TINY_SAC))
+                eval_episodes=2, checkpoint_every=200, sac_overrides=dict(TINY_SAC), packaged_policy=False)
     return ForgeConfig(**{**base, **kw})
 
 
@@ -58,7 +58,7 @@ def test_loader_reads_back_what_the_forge_wrote(forged):
     root, _ = forged
     d = load_dataset("hopper-medium", data_dir=root)
     assert d.provenance["source"] == "generated" and d.provenance["card"]["level"] == "medium"
-    actor, _ = load_policy(get_spec("hopper-medium"), 0, root)
+    actor, _ = load_policy(get_spec("hopper-medium"), 0, root, packaged=False)
     arrays = collect(get_spec("hopper-medium"), 800, 0, actor, progress=False)  # same seed: same data
     n = d.trajectories.num_steps
     np.testing.assert_array_equal(d.trajectories.observations, arrays["observations"][:n])
@@ -97,7 +97,7 @@ def test_collection_is_deterministic_and_seeded():
 
 def test_numpy_actor_matches_torch_actor(forged):
     root, _ = forged
-    actor, _ = load_policy(get_spec("hopper-medium"), 0, root)
+    actor, _ = load_policy(get_spec("hopper-medium"), 0, root, packaged=False)
     obs = np.random.default_rng(0).normal(size=(5, 11)).astype(np.float32)
 
     class NoNoise:
@@ -145,3 +145,15 @@ def test_unreachable_level_is_a_clear_error(tmp_path, capsys):
     assert rc == 2
     assert "did not reach the medium level (normalized score 1000.0)" in capsys.readouterr().err
     assert (tmp_path / "forge" / "hopper-seed0" / "sac").is_dir()  # checkpoints kept for a resume
+
+
+def test_packaged_hopper_policy_is_a_medium_policy(tmp_path):
+    """The committed behaviour policy rebuilds hopper-medium without SAC training."""
+    spec = get_spec("hopper-medium")
+    actor, record = load_policy(spec, 0, tmp_path)  # nothing in tmp_path: the packaged file is used
+    assert record["path"].endswith("policies/hopper-medium-seed0.pt")
+    assert 25 < record["evaluation"]["score_mean"] < 50  # a third of expert, give or take
+    arrays = collect(spec, 1000, 0, actor, progress=False)
+    lengths, _, _ = split_points(arrays["terminals"], arrays["timeouts"])
+    assert len(lengths) >= 1 and lengths[0] > 100  # it hops for a while, unlike a random policy (~20 steps)
+    assert arrays["rewards"][:lengths[0]].sum() > 300

@@ -25,6 +25,8 @@ def _make(args: argparse.Namespace) -> int:
                 "checkpoint_every"):
         if getattr(args, key) is not None:
             overrides[key] = getattr(args, key)
+    if args.train:
+        overrides["packaged_policy"] = False
     if args.sac:
         overrides["sac_overrides"] = dict(kv.split("=", 1) for kv in args.sac)
     fc = forge_config(args.name, overrides)
@@ -87,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     mk.add_argument("--eval-episodes", type=int, help="episodes per evaluation (default 10)")
     mk.add_argument("--checkpoint-every", type=int, help="SAC steps between checkpoints (default 20000)")
     mk.add_argument("--sac", action="append", metavar="KEY=VALUE", help="SAC config override, e.g. hidden_dim=64")
+    mk.add_argument("--train", action="store_true",
+                    help="train SAC even if a packaged medium policy exists (benchmarks/datasets/policies/)")
     mk.add_argument("--force", action="store_true", help="rebuild even if the dataset exists")
     mk.add_argument("--quiet", action="store_true", help="no progress bars")
     mk.set_defaults(func=_make)

@@ -16,7 +16,8 @@ D4RL's recipe (Fu et al., 2020, section 5 and appendix C), followed step by step
 State lives in ``<data_dir>/forge/<family>-seed<S>/``: SAC checkpoints (resumed after any
 interruption, exactly), the evaluation curve, and the behaviour policy snapshot
 ``medium-policy.pt`` (a few hundred KB). With the policy on disk, or packaged under
-``benchmarks/datasets/policies/``, ``medium`` is rebuilt in minutes without training.
+``benchmarks/datasets/policies/`` (hopper, seed 0, is), ``medium`` is rebuilt in minutes
+without training, bit for bit (collection is seeded; ``--train`` retrains instead).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class ForgeConfig:
     eval_episodes: int = 10
     checkpoint_every: int = 20_000
     sac_overrides: dict = field(default_factory=dict)  # e.g. {"hidden_dim": 32} (tests)
+    packaged_policy: bool = True  # use benchmarks/datasets/policies/<family>-medium-seed<S>.pt if present
 
     @property
     def threshold(self) -> float:
@@ -175,8 +177,10 @@ def _save_replay(spec: DatasetSpec, fc: ForgeConfig, replay: dict, record: dict,
 
 
 # ============================================================================ collection
-def load_policy(spec: DatasetSpec, seed: int, root=None) -> tuple[TanhGaussianActor, dict]:
-    for path in (policy_path(spec, seed, root), packaged_policy_path(spec, seed)):
+def load_policy(spec: DatasetSpec, seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussianActor, dict]:
+    """The medium behaviour policy: from the forge directory, else (if ``packaged``) the repository's."""
+    paths = [policy_path(spec, seed, root)] + ([packaged_policy_path(spec, seed)] if packaged else [])
+    for path in paths:
         if path.exists():
             rec = torch.load(path, map_location="cpu", weights_only=False)
             actor = TanhGaussianActor(rec["obs_dim"], rec["act_dim"], rec["hidden_dim"], rec["n_hidden"],
@@ -334,10 +338,10 @@ def make(name: str, fc: ForgeConfig | None = None, root=None, force: bool = Fals
         return card
     # medium
     try:
-        actor, record = load_policy(spec, fc.seed, root)
+        actor, record = load_policy(spec, fc.seed, root, packaged=fc.packaged_policy)
     except DatasetUnavailable:
         train_to_medium(spec, fc, root, progress)
-        actor, record = load_policy(spec, fc.seed, root)
+        actor, record = load_policy(spec, fc.seed, root, packaged=False)
     t0 = time.perf_counter()
     arrays = collect(spec, fc.size, fc.seed, actor, progress)
     return _write_dataset(spec, arrays, root, fc, extra={
