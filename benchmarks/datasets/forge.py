@@ -22,6 +22,7 @@ without training, bit for bit (collection is seeded; ``--train`` retrains instea
 
 from __future__ import annotations
 
+import io
 import json
 import shlex
 import signal
@@ -152,7 +153,7 @@ def train_to_medium(spec: DatasetSpec, fc: ForgeConfig, root=None, progress: boo
         }
         replay = agent.buffer.ordered()
         _save_replay(spec, fc, replay, record, root)
-        buf = __import__("io").BytesIO()
+        buf = io.BytesIO()
         torch.save(record, buf)
         atomic_write_bytes(pol, buf.getvalue())  # last: its presence means "medium reached, replay saved"
         return record
