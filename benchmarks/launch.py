@@ -153,12 +153,28 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
             bar.update(1)
             show()
 
+    def submission_failed(group: list[RunSpec], exc: Exception, folder) -> None:
+        error = "submission failed: " + ((str(exc).strip().splitlines() or [type(exc).__name__])[-1])
+        for spec in group:
+            report.failed.append(Failure(spec.run_id, error, str(folder)))
+            bar.update(1)
+        bar.write(f"FAILED to submit {len(group)} run(s): {error}")
+        show()
+
     try:
         for (preset, experiment), group in groups.items():
-            executor = make_executor(kind, rec.logs_dir(root, preset, experiment), opts,
-                                     name=f"odt-{experiment}")
+            folder = rec.logs_dir(root, preset, experiment)
+            try:
+                executor = make_executor(kind, folder, opts, name=f"odt-{experiment}")
+            except Exception as exc:  # e.g. slurm asked for on a machine without srun
+                submission_failed(group, exc, folder)
+                continue
             if kind == "slurm":  # one job array per experiment
-                jobs = executor.map_array(RunJob(), group, [str(root)] * len(group), [threads] * len(group))
+                try:
+                    jobs = executor.map_array(RunJob(), group, [str(root)] * len(group), [threads] * len(group))
+                except Exception as exc:  # sbatch refused (no controller, bad partition, ...)
+                    submission_failed(group, exc, folder)
+                    continue
                 running.extend(zip(group, jobs, strict=True))
                 show()
                 continue
@@ -167,7 +183,10 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                     collect(block=(kind == "debug"))
                     if len(running) >= opts.parallel:
                         time.sleep(opts.poll_s)
-                running.append((spec, executor.submit(RunJob(), spec, str(root), threads)))
+                try:
+                    running.append((spec, executor.submit(RunJob(), spec, str(root), threads)))
+                except Exception as exc:
+                    submission_failed([spec], exc, folder)
                 show()
         while running:
             collect(block=(kind == "debug"))

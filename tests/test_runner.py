@@ -206,3 +206,20 @@ def test_cli_end_to_end_then_skips(tmp_path, capsys, executor):
         assert f"| {d} |" in table
     assert run_cli.main(args) == 0
     assert "2 complete, 0 to run" in capsys.readouterr().out
+
+
+def test_a_refused_submission_is_reported_not_raised(tmp_path, monkeypatch):
+    import submitit
+
+    def refuse(self, *args, **kwargs):
+        raise RuntimeError("sbatch: error: Unable to contact slurm controller")
+
+    monkeypatch.setattr(submitit.AutoExecutor, "submit", refuse)
+    monkeypatch.setattr(submitit.AutoExecutor, "map_array", refuse)
+    specs = [_spec(seed=s) for s in (0, 1)]
+    for executor in ("debug", "slurm"):  # without Slurm installed, "slurm" fails earlier (no srun)
+        report = launch(specs, tmp_path, LaunchOptions(executor=executor), progress=False)
+        assert report.done == 0 and len(report.failed) == 2
+        assert all(f.error.startswith("submission failed: ") for f in report.failed)
+        if executor == "debug":
+            assert all("slurm controller" in f.error for f in report.failed)
