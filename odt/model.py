@@ -112,19 +112,21 @@ class CausalSelfAttention(nn.Module):
         b, n, d = x.shape
         h = self.n_heads
         q, k, v = self.qkv(x).view(b, n, 3, h, d // h).permute(2, 0, 3, 1, 4)
-        if self.training and self.dropout > 0.0:
-            # Attention dropout makes SDPA fall back to its unfused math path, which rebuilds
-            # the causal mask, masks with masked_fill and runs a NaN-safe softmax at every
-            # call. Written out here instead, same math: softmax(q k^T / sqrt(d_head) + M)
+        if self.training and self.dropout > 0.0 and x.device.type == "cpu":
+            # On CPU, attention dropout makes SDPA fall back to its unfused math path, which
+            # rebuilds the causal mask, masks with masked_fill and runs a NaN-safe softmax at
+            # every call. Written out here instead, same math: softmax(q k^T / sqrt(d_head) + M)
             # with M = -inf on the future, then dropout, then times v. The cached additive
             # mask is fused into the score matmul (baddbmm), and its backward costs nothing.
+            # (CUDA's fused SDPA kernels apply dropout themselves: they take the else branch.)
             q, k, v = (t.reshape(b * h, n, d // h) for t in (q, k, v))
             scores = torch.baddbmm(self._causal_bias(n, q), q, k.transpose(1, 2),
                                    alpha=1.0 / math.sqrt(d // h))
             attn = dropout(torch.softmax(scores, dim=-1), self.dropout, True)
             y = torch.bmm(attn, v).view(b, h, n, d // h)
-        else:  # no dropout (evaluation, rollouts): the fused causal kernel
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:  # evaluation and rollouts (no dropout), or CUDA: the fused causal kernel
+            y = F.scaled_dot_product_attention(
+                q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0)
         return self.resid_drop(self.proj(y.transpose(1, 2).reshape(b, n, d)))
 
 
