@@ -205,3 +205,32 @@ def test_perf_rejects_unknown_cases():
 
     with pytest.raises(SystemExit):
         parse_args(["--cases", "huge"])
+
+
+def test_rollouts_run_on_one_thread_and_restore_the_callers_count():
+    import gymnasium as gym
+
+    from odt.rollout import Conditioning, run_episodes
+
+    model = DecisionTransformer(11, 3, dataclasses.replace(SMALL, max_ep_len=1000))
+    seen = []
+    model.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
+    envs = gym.vector.SyncVectorEnv([make_hopper, make_hopper])
+    cond = Conditioning(target_return=3600.0, rtg_scale=1000.0, state_mean=np.zeros(11, np.float32),
+                        state_std=np.ones(11, np.float32), context_len=3)
+    try:
+        torch.set_num_threads(2)
+        first = run_episodes(model, envs, cond, seeds=[1, 2], sample=False, max_steps=10)
+        assert torch.get_num_threads() == 2 and seen and set(seen) == {1}
+        torch.set_num_threads(1)
+        second = run_episodes(model, envs, cond, seeds=[1, 2], sample=False, max_steps=10)
+        np.testing.assert_array_equal(first.returns, second.returns)
+    finally:
+        envs.close()
+        torch.set_num_threads(1)
+
+
+def test_allocator_tuning_is_idempotent_and_reported():
+    first = model_module.keep_freed_memory_in_heap()
+    assert model_module.keep_freed_memory_in_heap() is first
+    assert isinstance(first, bool)
