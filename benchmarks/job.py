@@ -33,6 +33,7 @@ from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from odt.checkpoint import CheckpointManager
 from odt.config import to_dict
+from odt.runtime import keep_freed_memory_in_heap
 
 KEEP_CHECKPOINTS = int(os.environ.get("ODT_KEEP_CHECKPOINTS", "2"))
 
@@ -111,6 +112,7 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
     existing = rec.read_record(directory)
     if existing is not None and existing.get("status") == "complete":
         return _summary(existing)
+    keep_freed_memory_in_heap()
     with _run_lock(directory):
         return _run_locked(spec, directory, threads, progress)
 

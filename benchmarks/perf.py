@@ -49,6 +49,7 @@ from odt.buffer import TrajectoryBuffer
 from odt.checkpoint import atomic_write_bytes
 from odt.config import ConfigError, apply_overrides, make_config
 from odt.rollout import run_episodes
+from odt.runtime import keep_freed_memory_in_heap
 from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
 
@@ -502,6 +503,7 @@ def parse_args(argv: list[str] | None) -> PerfConfig:
 
 def main(argv: list[str] | None = None) -> dict:
     pc = parse_args(argv)
+    keep_freed_memory_in_heap()  # as the training entry points do (odt/runtime.py)
     res = run(pc)
     print(format_report(res))
     out = Path(pc.out)

@@ -15,11 +15,11 @@ import json
 import sys
 
 import gymnasium as gym
-import torch
 
 from odt.checkpoint import CheckpointManager
 from odt.config import PRESETS, PROTOCOLS, ConfigError, known_datasets, make_config, to_dict
 from odt.rollout import random_policy_episodes
+from odt.runtime import keep_freed_memory_in_heap
 from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
 
@@ -72,6 +72,7 @@ def _load_data(args: argparse.Namespace):
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    keep_freed_memory_in_heap()
     try:
         data, make_env, score_fn, row = _load_data(args)
         cfg = make_config(row, args.protocol, args.preset, {"seed": args.seed, **_overrides(args.set)})
@@ -92,7 +93,6 @@ def main(argv: list[str] | None = None) -> int:
             trainer.load_state_dict(loaded.state)
             print(f"resumed from {loaded.path} at update {trainer.counters.updates}")
         save = lambda: manager.save(trainer.state_dict(), trainer.counters.updates)  # noqa: E731
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     trainer.pretrain(checkpoint=save)
     final = trainer.finetune(checkpoint=save)
     trainer.close()

@@ -9,11 +9,7 @@ attention mask is needed and the fast ``is_causal`` kernel applies.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import math
-import os
-import sys
 
 import torch
 import torch.nn.functional as F
@@ -23,34 +19,6 @@ from odt.config import ModelConfig
 from odt.policy import DeterministicHead, GaussianHead
 
 ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh}
-
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc mallopt parameters (malloc.h)
-_malloc_tuned: bool | None = None
-
-
-def keep_freed_memory_in_heap() -> bool:
-    """Stop glibc from returning activation-sized blocks to the kernel after every update.
-
-    By default glibc serves blocks of a few MB with fresh mmaps and trims the heap top when it
-    is freed, so each training step page-faults its activations in again (about 8k minor
-    faults and ~6% of a width-128 update, all of it kernel time). Raising the mmap threshold
-    to its maximum (32 MiB) and the trim threshold out of reach keeps those blocks in the
-    heap for reuse; peak RSS is unchanged, it just is not handed back between steps.
-    Process-wide, idempotent, Linux/glibc only; ``ODT_MALLOC_TUNING=0`` switches it off.
-    Returns whether the setting is in force.
-    """
-    global _malloc_tuned
-    if _malloc_tuned is None:
-        _malloc_tuned = False
-        if sys.platform.startswith("linux") and os.environ.get("ODT_MALLOC_TUNING", "1") != "0":
-            try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-                _malloc_tuned = bool(libc.mallopt(_M_MMAP_THRESHOLD, 32 * 1024 * 1024)
-                                     and libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
-            except (OSError, AttributeError):  # not glibc (musl, ...): leave the allocator alone
-                pass
-    return _malloc_tuned
-
 
 def _keep_mask_cpu(shape: torch.Size, p: float) -> torch.Tensor:
     """Bernoulli(1 - p) keep-mask from torch's CPU generator, two draws per 64 random bits.
@@ -153,7 +121,6 @@ class DecisionTransformer(nn.Module):
 
     def __init__(self, obs_dim: int, act_dim: int, cfg: ModelConfig):
         super().__init__()
-        keep_freed_memory_in_heap()
         d = cfg.embed_dim
         self.cfg = cfg
         self.obs_dim, self.act_dim = obs_dim, act_dim

@@ -231,6 +231,8 @@ def test_rollouts_run_on_one_thread_and_restore_the_callers_count():
 
 
 def test_allocator_tuning_is_idempotent_and_reported():
-    first = model_module.keep_freed_memory_in_heap()
-    assert model_module.keep_freed_memory_in_heap() is first
+    from odt.runtime import keep_freed_memory_in_heap
+
+    first = keep_freed_memory_in_heap()
+    assert keep_freed_memory_in_heap() is first
     assert isinstance(first, bool)
