@@ -31,9 +31,11 @@ import submitit
 
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
+from benchmarks.preemption import stop_on_signals
 from odt.checkpoint import CheckpointManager
 from odt.config import to_dict
 from odt.runtime import keep_freed_memory_in_heap
+from odt.train import StopRequested, TrainingDiverged
 
 KEEP_CHECKPOINTS = int(os.environ.get("ODT_KEEP_CHECKPOINTS", "2"))
 
@@ -57,19 +59,6 @@ def _log_path() -> str | None:
     except Exception:  # not inside a submitit job (direct call, tests)
         pass
     return None
-
-
-@contextlib.contextmanager
-def _stop_on_signals(agent):
-    """SIGTERM/SIGUSR make the agent checkpoint and stop at its next safe point
-    (``benchmarks.preemption``, issue 6); without that module, signals keep their defaults."""
-    try:
-        from benchmarks.preemption import stop_on_signals
-    except ImportError:
-        yield None
-        return
-    with stop_on_signals(agent) as stop:
-        yield stop
 
 
 def _config_dict(cfg: Any) -> Any:
@@ -174,7 +163,7 @@ def _run_locked(spec: RunSpec, directory: Path, threads: int | None, progress: b
             done_sweeps.add(phase)
             checkpoint()
 
-        with _stop_on_signals(agent) as stop:
+        with stop_on_signals(agent) as stop:
             try:
                 agent.pretrain(log=log, checkpoint=checkpoint)
                 if getattr(agent.counters, "online_samples", 0) == 0:
@@ -183,9 +172,8 @@ def _run_locked(spec: RunSpec, directory: Path, threads: int | None, progress: b
                     notes.append("resumed past pretraining without its g_eval sweep; sweep-pretrained missing")
                 agent.finetune(log=log, checkpoint=checkpoint)
                 sweep("sweep-finetuned")
-            except Exception as exc:
-                if type(exc).__name__ == "StopRequested" and stop is not None:
-                    stop.hand_over()  # checkpointed at a safe point: let submitit requeue, or exit
+            except StopRequested:
+                stop.hand_over()  # checkpointed at a safe point: let submitit requeue, or exit
                 raise
 
         evals = [r for r in curve if r.get("phase") in ("pretrain", "online")]
@@ -208,10 +196,10 @@ def _run_locked(spec: RunSpec, directory: Path, threads: int | None, progress: b
             old.with_suffix(".sha256").unlink(missing_ok=True)
             old.unlink(missing_ok=True)
         return _summary(record)
+    except StopRequested:
+        raise  # asked to stop (preemption, time limit): the run is partial, not failed
     except Exception as exc:
-        if type(exc).__name__ == "StopRequested":
-            raise  # asked to stop (preemption, time limit): the run is partial, not failed
-        status = "diverged" if type(exc).__name__ == "TrainingDiverged" else "failed"
+        status = "diverged" if isinstance(exc, TrainingDiverged) else "failed"
         record = {"status": status, "run_id": spec.run_id, "spec": spec.to_dict(),
                   "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
                   "attempts": attempt, "notes": notes, "log": log_path,
