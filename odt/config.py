@@ -216,8 +216,10 @@ def paper_config(dataset: str, protocol: str) -> ODTConfig:
 def scale_to_cpu(cfg: ODTConfig) -> ODTConfig:
     """The ``cpu`` preset: the paper's structure at about a tenth of its compute.
 
-    What changes, and why (a 2-core CPU runs a width-128, 3-layer update in well under
-    100 ms, against ~8 s for the paper's size):
+    What changes, and why (measured here: a width-128, 3-layer, batch-64 update costs about
+    0.25 s of one CPU core, ~15 GFLOP, against ~8 s on both cores for the paper's size;
+    benchmarks/PERF.md estimates a whole online run at 30-100 min of one core, depending on
+    how long Hopper's episodes are; the Hopper reproduction (issue 9) will tune this preset):
     * model 512x4 layers x4 heads -> 128x3 layers x4 heads, batch 256 -> 64; K stays 20;
     * every count divided by 10 with its ratios kept: pretraining updates (1e5 offline,
       5-10k online), warmup (1e4 -> 1e3), online budget (200k -> 20k samples), buffer
