@@ -31,7 +31,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -41,7 +41,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from odt.config import PRESETS, ConfigError, apply_overrides, domain_defaults, known_datasets
-from odt.train import StopRequested, TrainingDiverged, resolve_device
+from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
 from odt.trajectories import DatasetError, Trajectories
 
 EnvFactory = Callable[[], gym.Env]
@@ -320,22 +320,6 @@ class Counters:
     wall_time: float = 0.0
 
 
-@dataclass
-class _Running:
-    sums: dict = field(default_factory=dict)
-    count: int = 0
-
-    def add(self, metrics: dict) -> None:
-        for k, v in metrics.items():
-            self.sums[k] = self.sums.get(k, 0.0) + v
-        self.count += 1
-
-    def pop(self) -> dict:
-        out = {k: v / self.count for k, v in self.sums.items()} if self.count else {}
-        self.sums, self.count = {}, 0
-        return out
-
-
 class IQLAgent:
     def __init__(self, cfg: IQLConfig, dataset: Trajectories, make_env: EnvFactory,
                  score_fn: ScoreFn | None = None, progress: bool = True):
@@ -365,7 +349,7 @@ class IQLAgent:
         offline["rewards"] = self._scale(offline["rewards"])
         self.buffer = TransitionBuffer(offline, cfg.buffer_size, cfg.online_samples)
         self.counters = Counters()
-        self._running = _Running()
+        self._running = RunningMeans()
         self._eval_envs: gym.vector.VectorEnv | None = None
         self._env: gym.Env | None = None
         self._stop_requested = False
@@ -592,7 +576,7 @@ class IQLAgent:
             getattr(self, name).load_state_dict(state[name])
         self.buffer.load_online_rows(state["online_transitions"])
         self.counters = Counters(**state["counters"])
-        self._running = _Running(dict(state["running"]["sums"]), state["running"]["count"])
+        self._running = RunningMeans(dict(state["running"]["sums"]), state["running"]["count"])
         self.rng.bit_generator.state = state["rng_numpy"]
         torch.set_rng_state(state["rng_torch"])
         self.explore_gen.set_state(state["rng_explore"])

@@ -31,7 +31,7 @@ from baselines.dt import dt_agent, dt_config
 from baselines.interface import Agent
 from baselines.iql import IQLAgent, iql_config
 from baselines.sac import SACAgent, sac_config
-from odt.config import PRESETS, ConfigError, make_config
+from odt.config import PRESETS, ConfigError, make_config, parse_assignments
 from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
 
@@ -93,14 +93,6 @@ def build_agent(method: str, cfg, data: Trajectories, make_env: Callable[[], gym
 # --------------------------------------------------------------------------------------------
 # A thin CLI: one method, one dataset, pretrain -> finetune, final scores as JSON.
 # --------------------------------------------------------------------------------------------
-def _parse_overrides(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set {item!r}: expected field=value, e.g. model.embed_dim=64")
-        out[key] = value
-    return out
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -126,8 +118,11 @@ def main(argv: list[str] | None = None) -> dict:
     from odt.checkpoint import atomic_write_bytes
 
     torch.set_num_threads(args.threads)
-    cfg = method_config(args.method, args.dataset, args.preset, args.seed, _parse_overrides(args.set))
-    loaded = load_dataset(args.dataset, size=args.size)
+    try:
+        cfg = method_config(args.method, args.dataset, args.preset, args.seed, parse_assignments(args.set))
+        loaded = load_dataset(args.dataset, size=args.size)
+    except (ConfigError, ValueError, FileNotFoundError) as exc:  # bad names, values, files
+        raise SystemExit(f"error: {exc}") from None
     agent = build_agent(args.method, cfg, loaded.trajectories, loaded.spec.make_env, loaded.score_fn)
     start = time.perf_counter()
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 from benchmarks import records as rec
 from benchmarks.experiments import EXPERIMENTS, expand
 from benchmarks.launch import EXECUTORS, LaunchOptions, estimate, launch, resolve_executor
-from odt.config import PRESETS, ConfigError
+from odt.config import PRESETS, ConfigError, parse_assignments
 
 
 def _available(dataset: str) -> bool:
@@ -31,14 +31,6 @@ def _available(dataset: str) -> bool:
         return True
 
 
-def _kv(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ConfigError(f"--slurm-extra {item!r}: expected key=value, e.g. qos=high")
-        out[key] = value
-    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             executor=args.executor, parallel=args.parallel, threads=args.threads,
             partition=args.partition, time_min=args.time, gpus=args.gpus, cpus=args.cpus,
             mem_gb=args.mem_gb, array_parallelism=args.array_parallelism,
-            slurm_extra=_kv(args.slurm_extra)).validate()
+            slurm_extra=parse_assignments(args.slurm_extra, "--slurm-extra")).validate()
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

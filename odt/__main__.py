@@ -17,7 +17,15 @@ import sys
 import gymnasium as gym
 
 from odt.checkpoint import CheckpointManager
-from odt.config import PRESETS, PROTOCOLS, ConfigError, known_datasets, make_config, to_dict
+from odt.config import (
+    PRESETS,
+    PROTOCOLS,
+    ConfigError,
+    known_datasets,
+    make_config,
+    parse_assignments,
+    to_dict,
+)
 from odt.rollout import random_policy_episodes
 from odt.runtime import keep_freed_memory_in_heap
 from odt.train import ODTTrainer
@@ -46,14 +54,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _overrides(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise ConfigError(f"--set {pair!r}: expected FIELD=VALUE")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def _load_data(args: argparse.Namespace):
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     keep_freed_memory_in_heap()
     try:
         data, make_env, score_fn, row = _load_data(args)
-        cfg = make_config(row, args.protocol, args.preset, {"seed": args.seed, **_overrides(args.set)})
+        cfg = make_config(row, args.protocol, args.preset, {"seed": args.seed, **parse_assignments(args.set)})
     except (ConfigError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

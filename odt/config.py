@@ -296,6 +296,17 @@ def apply_overrides(cfg: Any, overrides: dict[str, Any]) -> Any:
     return cfg
 
 
+def parse_assignments(items: list[str], flag: str = "--set") -> dict[str, str]:
+    """``["a.b=1", "c=x"]`` -> ``{"a.b": "1", "c": "x"}`` (command-line FIELD=VALUE pairs)."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{flag} {item!r}: expected FIELD=VALUE, e.g. model.embed_dim=64")
+        out[key.strip()] = value.strip()
+    return out
+
+
 def _field_names(obj: Any) -> list[str]:
     return [f.name for f in dataclasses.fields(obj)] if dataclasses.is_dataclass(obj) else []
 

@@ -61,8 +61,8 @@ class Counters:
 
 
 @dataclass
-class _Running:
-    """Means of the training metrics since the last logged row."""
+class RunningMeans:
+    """Means of the training metrics since the last logged row (shared with the baselines)."""
 
     sums: dict = field(default_factory=dict)
     count: int = 0
@@ -102,7 +102,7 @@ class ODTTrainer:
         self.state_mean, self.state_std = dataset.state_statistics()
         self.buffer = TrajectoryBuffer(len(dataset), dataset)  # pretraining samples all the data
         self.counters = Counters()
-        self._running = _Running()
+        self._running = RunningMeans()
         self._envs: dict[int, gym.vector.VectorEnv] = {}
         self._stop_requested = False
 
@@ -334,7 +334,7 @@ class ODTTrainer:
         self.lambda_optimizer.load_state_dict(state["lambda_optimizer"])
         self.buffer = TrajectoryBuffer.from_state_dict(state["buffer"])
         self.counters = Counters(**state["counters"])
-        self._running = _Running(dict(state["running"]["sums"]), state["running"]["count"])
+        self._running = RunningMeans(dict(state["running"]["sums"]), state["running"]["count"])
         self.rng.bit_generator.state = state["rng_numpy"]
         torch.set_rng_state(state["rng_torch"])
         if state.get("rng_cuda") is not None and torch.cuda.is_available():
