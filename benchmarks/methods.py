@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("method", help=f"one of: {', '.join(sorted(METHODS))}")
     p.add_argument("dataset", help="a dataset name, e.g. hopper-medium")
     p.add_argument("--preset", default="smoke", choices=PRESETS, help="config scale (default: smoke)")
-    p.add_argument("--size", default="full", choices=("full", "smoke"), help="dataset size to load")
+    p.add_argument("--size", default=None, choices=("full", "smoke"),
+                   help="dataset size to load (default: smoke for the smoke preset, else full)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
@@ -115,12 +116,13 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     from benchmarks.datasets import load_dataset
+    from benchmarks.job import dataset_size
     from odt.checkpoint import atomic_write_bytes
 
     torch.set_num_threads(args.threads)
     try:
         cfg = method_config(args.method, args.dataset, args.preset, args.seed, parse_assignments(args.set))
-        loaded = load_dataset(args.dataset, size=args.size)
+        loaded = load_dataset(args.dataset, size=args.size or dataset_size(args.preset))
     except (ConfigError, ValueError, FileNotFoundError) as exc:  # bad names, values, files
         raise SystemExit(f"error: {exc}") from None
     agent = build_agent(args.method, cfg, loaded.trajectories, loaded.spec.make_env, loaded.score_fn)
