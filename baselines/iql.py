@@ -41,6 +41,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from odt.config import PRESETS, ConfigError, apply_overrides, domain_defaults, known_datasets
+from odt.rollout import run_policy_episodes, summarize_returns
 from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
 from odt.trajectories import DatasetError, Trajectories
 
@@ -288,26 +289,6 @@ class TransitionBuffer:
 
 
 # --------------------------------------------------------------------------------------------
-# Evaluation with a deterministic policy in a vector env
-# --------------------------------------------------------------------------------------------
-def run_policy_episodes(act: Callable[[np.ndarray], np.ndarray], envs: gym.vector.VectorEnv,
-                        seeds: list[int], max_steps: int = 100_000) -> tuple[np.ndarray, np.ndarray]:
-    """One episode per sub-environment, all stepped together; returns (returns, lengths)."""
-    n = envs.num_envs
-    returns, lengths = np.zeros(n), np.zeros(n, dtype=np.int64)
-    alive = np.ones(n, dtype=bool)
-    obs, _ = envs.reset(seed=list(seeds))
-    for _ in range(max_steps):
-        obs, reward, term, trunc, _ = envs.step(act(obs))
-        returns[alive] += reward[alive]
-        lengths[alive] += 1
-        alive &= ~(term | trunc)
-        if not alive.any():
-            break
-    return returns, lengths
-
-
-# --------------------------------------------------------------------------------------------
 # The agent
 # --------------------------------------------------------------------------------------------
 @dataclass
@@ -456,16 +437,11 @@ class IQLAgent:
             self._eval_envs = gym.vector.SyncVectorEnv([self.make_env for _ in range(n)])
         base = 10_000_000 + self.cfg.seed * 100_000 + self.counters.evaluations * n
         self.actor.eval()
-        returns, lengths = run_policy_episodes(lambda o: self.act(o, sample=False), self._eval_envs,
+        returns, lengths = run_policy_episodes(self._eval_envs, lambda o: self.act(o, sample=False),
                                                [base + i for i in range(n)])
         self.actor.train()
         self.counters.evaluations += 1
-        row = {"return_mean": float(returns.mean()), "return_std": float(returns.std()),
-               "length_mean": float(lengths.mean()), "returns": [float(r) for r in returns]}
-        if self.score_fn is not None:
-            scores = np.asarray(self.score_fn(returns))
-            row.update(score_mean=float(scores.mean()), score_std=float(scores.std()))
-        return row
+        return summarize_returns(returns, lengths, self.score_fn)
 
     def _eval_row(self, phase: str, log: Logger | None) -> dict:
         k = self.counters

@@ -34,6 +34,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from odt.config import PRESETS, ConfigError, apply_overrides
+from odt.rollout import run_policy_episodes, summarize_returns
 from odt.train import StopRequested, TrainingDiverged
 
 Logger = Callable[[dict], None]
@@ -452,12 +453,7 @@ class SACAgent:
         returns, lengths = run_policy_episodes(self._eval_envs, lambda o: self.act(o, deterministic),
                                                [base + i for i in range(n)])
         self.counters.evaluations += 1
-        row = {"return_mean": float(returns.mean()), "return_std": float(returns.std()),
-               "length_mean": float(lengths.mean()), "returns": [float(r) for r in returns]}
-        if self.score_fn is not None:
-            scores = np.asarray(self.score_fn(returns), dtype=np.float64)
-            row.update(score_mean=float(scores.mean()), score_std=float(scores.std()))
-        return row
+        return summarize_returns(returns, lengths, self.score_fn)
 
     # ----- checkpointing -----------------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -499,22 +495,6 @@ class SACAgent:
         if self._eval_envs is not None:
             self._eval_envs.close()
             self._eval_envs = None
-
-
-def run_policy_episodes(envs: gym.vector.VectorEnv, policy: Callable[[np.ndarray], np.ndarray],
-                        seeds: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """One episode per sub-environment, stepping all together; (returns, lengths)."""
-    n = envs.num_envs
-    obs, _ = envs.reset(seed=list(seeds))
-    returns = np.zeros(n)
-    lengths = np.zeros(n, dtype=np.int64)
-    alive = np.ones(n, dtype=bool)
-    while alive.any():
-        obs, reward, term, trunc, _ = envs.step(policy(obs))
-        returns[alive] += reward[alive]
-        lengths[alive] += 1
-        alive &= ~(term | trunc)
-    return returns, lengths
 
 
 def _describe(row: dict) -> str:

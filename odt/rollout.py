@@ -151,3 +151,29 @@ def random_policy_episodes(make_env, num_steps: int, seed: int) -> list[dict]:
     finally:
         env.close()
     return episodes
+
+
+def run_policy_episodes(envs: gym.vector.VectorEnv, policy, seeds: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """One episode per sub-environment of a memoryless ``policy(obs batch) -> action batch``
+    (the MLP baselines), all stepped together; returns (returns, lengths)."""
+    n = envs.num_envs
+    obs, _ = envs.reset(seed=list(seeds))
+    returns, lengths = np.zeros(n), np.zeros(n, dtype=np.int64)
+    alive = np.ones(n, dtype=bool)
+    while alive.any():
+        obs, reward, term, trunc, _ = envs.step(policy(obs))
+        returns[alive] += reward[alive]
+        lengths[alive] += 1
+        alive &= ~(term | trunc)
+    return returns, lengths
+
+
+def summarize_returns(returns: np.ndarray, lengths: np.ndarray, score_fn=None) -> dict:
+    """The evaluation part of a curve row, the same for every method: raw returns, lengths
+    and, when the dataset has reference scores, normalised scores."""
+    row = {"return_mean": float(returns.mean()), "return_std": float(returns.std()),
+           "length_mean": float(lengths.mean()), "returns": [float(r) for r in returns]}
+    if score_fn is not None:
+        scores = np.asarray(score_fn(returns), dtype=np.float64)
+        row.update(score_mean=float(scores.mean()), score_std=float(scores.std()))
+    return row

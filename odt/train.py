@@ -22,7 +22,7 @@ from odt.config import ODTConfig
 from odt.lamb import Lamb
 from odt.model import DecisionTransformer
 from odt.objective import deterministic_policy_loss, stochastic_policy_loss, temperature_loss
-from odt.rollout import Conditioning, RolloutResult, run_episodes
+from odt.rollout import Conditioning, RolloutResult, run_episodes, summarize_returns
 from odt.trajectories import Trajectories
 
 EnvFactory = Callable[[], gym.Env]
@@ -203,16 +203,7 @@ class ODTTrainer:
         result = run_episodes(self.model, self._vector_env(n), self.conditioning(g),
                               seeds=[base + i for i in range(n)], sample=False)
         self.counters.evaluations += 1
-        return self._summarise(result, g)
-
-    def _summarise(self, result: RolloutResult, g: float) -> dict:
-        row = {"return_mean": float(result.returns.mean()), "return_std": float(result.returns.std()),
-               "length_mean": float(result.lengths.mean()), "g_eval": g,
-               "returns": [float(r) for r in result.returns]}
-        if self.score_fn is not None:
-            scores = self.score_fn(result.returns)
-            row.update(score_mean=float(scores.mean()), score_std=float(scores.std()))
-        return row
+        return {**summarize_returns(result.returns, result.lengths, self.score_fn), "g_eval": g}
 
     def _eval_row(self, phase: str, log: Logger | None) -> dict:
         row = {"phase": phase, "updates": self.counters.updates,
