@@ -41,7 +41,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from odt.config import PRESETS, ConfigError, apply_overrides, domain_defaults, known_datasets
-from odt.rollout import run_policy_episodes, summarize_returns
+from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
 from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
 from odt.trajectories import DatasetError, Trajectories
 
@@ -331,7 +331,7 @@ class IQLAgent:
         self.buffer = TransitionBuffer(offline, cfg.buffer_size, cfg.online_samples)
         self.counters = Counters()
         self._running = RunningMeans()
-        self._eval_envs: gym.vector.VectorEnv | None = None
+        self._eval_envs = VectorEnvPool(make_env)
         self._env: gym.Env | None = None
         self._stop_requested = False
 
@@ -431,14 +431,9 @@ class IQLAgent:
 
     def evaluate(self, episodes: int | None = None) -> dict:
         n = episodes or self.cfg.eval_episodes
-        if self._eval_envs is None or self._eval_envs.num_envs != n:
-            if self._eval_envs is not None:
-                self._eval_envs.close()
-            self._eval_envs = gym.vector.SyncVectorEnv([self.make_env for _ in range(n)])
-        base = 10_000_000 + self.cfg.seed * 100_000 + self.counters.evaluations * n
         self.actor.eval()
-        returns, lengths = run_policy_episodes(self._eval_envs, lambda o: self.act(o, sample=False),
-                                               [base + i for i in range(n)])
+        returns, lengths = run_policy_episodes(self._eval_envs.get(n), lambda o: self.act(o, sample=False),
+                                               evaluation_seeds(self.cfg.seed, self.counters.evaluations, n))
         self.actor.train()
         self.counters.evaluations += 1
         return summarize_returns(returns, lengths, self.score_fn)
@@ -558,10 +553,10 @@ class IQLAgent:
         self.explore_gen.set_state(state["rng_explore"])
 
     def close(self) -> None:
-        for env in (self._eval_envs, self._env):
-            if env is not None:
-                env.close()
-        self._eval_envs = self._env = None
+        self._eval_envs.close()
+        if self._env is not None:
+            self._env.close()
+        self._env = None
 
 
 def _describe(row: dict) -> str:

@@ -34,7 +34,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from odt.config import PRESETS, ConfigError, apply_overrides
-from odt.rollout import run_policy_episodes, summarize_returns
+from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
 from odt.train import StopRequested, TrainingDiverged
 
 Logger = Callable[[dict], None]
@@ -292,7 +292,7 @@ class SACAgent:
         self._n_sums = 0
         self._obs: np.ndarray | None = None  # observation of the episode in progress
         self._ep_return = 0.0
-        self._eval_envs: gym.vector.VectorEnv | None = None
+        self._eval_envs = VectorEnvPool(make_env)
         self._stop_requested = False
 
     @property
@@ -445,13 +445,8 @@ class SACAgent:
     def evaluate(self, episodes: int | None = None, deterministic: bool = True) -> dict:
         """Mean-action episodes (one per sub-environment of a vector env), batched actor calls."""
         n = episodes or self.cfg.eval_episodes
-        if self._eval_envs is None or self._eval_envs.num_envs != n:
-            if self._eval_envs is not None:
-                self._eval_envs.close()
-            self._eval_envs = gym.vector.SyncVectorEnv([self.make_env for _ in range(n)])
-        base = 10_000_000 + self.cfg.seed * 100_000 + self.counters.evaluations * n
-        returns, lengths = run_policy_episodes(self._eval_envs, lambda o: self.act(o, deterministic),
-                                               [base + i for i in range(n)])
+        returns, lengths = run_policy_episodes(self._eval_envs.get(n), lambda o: self.act(o, deterministic),
+                                               evaluation_seeds(self.cfg.seed, self.counters.evaluations, n))
         self.counters.evaluations += 1
         return summarize_returns(returns, lengths, self.score_fn)
 
@@ -492,9 +487,7 @@ class SACAgent:
 
     def close(self) -> None:
         self.env.close()
-        if self._eval_envs is not None:
-            self._eval_envs.close()
-            self._eval_envs = None
+        self._eval_envs.close()
 
 
 def _describe(row: dict) -> str:

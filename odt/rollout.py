@@ -177,3 +177,28 @@ def summarize_returns(returns: np.ndarray, lengths: np.ndarray, score_fn=None) -
         scores = np.asarray(score_fn(returns), dtype=np.float64)
         row.update(score_mean=float(scores.mean()), score_std=float(scores.std()))
     return row
+
+
+class VectorEnvPool:
+    """Vector environments of each size asked for, built once and reused; ``close`` ends them."""
+
+    def __init__(self, make_env):
+        self.make_env = make_env
+        self._envs: dict[int, gym.vector.VectorEnv] = {}
+
+    def get(self, n: int) -> gym.vector.VectorEnv:
+        if n not in self._envs:
+            self._envs[n] = gym.vector.SyncVectorEnv([self.make_env for _ in range(n)])
+        return self._envs[n]
+
+    def close(self) -> None:
+        for env in self._envs.values():
+            env.close()
+        self._envs.clear()
+
+
+def evaluation_seeds(seed: int, evaluations_done: int, n: int) -> list[int]:
+    """Reset seeds of the next n evaluation episodes: fixed by the run's seed and how many
+    evaluations came before, so a resumed run evaluates on the same episodes."""
+    base = 10_000_000 + seed * 100_000 + evaluations_done * n
+    return [base + i for i in range(n)]

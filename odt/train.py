@@ -22,7 +22,14 @@ from odt.config import ODTConfig
 from odt.lamb import Lamb
 from odt.model import DecisionTransformer
 from odt.objective import deterministic_policy_loss, stochastic_policy_loss, temperature_loss
-from odt.rollout import Conditioning, RolloutResult, run_episodes, summarize_returns
+from odt.rollout import (
+    Conditioning,
+    RolloutResult,
+    VectorEnvPool,
+    evaluation_seeds,
+    run_episodes,
+    summarize_returns,
+)
 from odt.trajectories import Trajectories
 
 EnvFactory = Callable[[], gym.Env]
@@ -103,7 +110,7 @@ class ODTTrainer:
         self.buffer = TrajectoryBuffer(len(dataset), dataset)  # pretraining samples all the data
         self.counters = Counters()
         self._running = RunningMeans()
-        self._envs: dict[int, gym.vector.VectorEnv] = {}
+        self._envs = VectorEnvPool(make_env)
         self._stop_requested = False
 
     # ----- construction helpers ----------------------------------------------------------
@@ -123,11 +130,6 @@ class ODTTrainer:
         if o.optimizer == "lamb":
             return Lamb(self.model.parameters(), lr=o.lr, weight_decay=o.weight_decay, eps=1e-8)
         return torch.optim.AdamW(self.model.parameters(), lr=o.lr, weight_decay=o.weight_decay)
-
-    def _vector_env(self, n: int) -> gym.vector.VectorEnv:
-        if n not in self._envs:
-            self._envs[n] = gym.vector.SyncVectorEnv([self.make_env for _ in range(n)])
-        return self._envs[n]
 
     def request_stop(self) -> None:
         """Ask the running phase to checkpoint and raise StopRequested at its next safe
@@ -199,9 +201,8 @@ class ODTTrainer:
         """Mean-action episodes in parallel; returns raw and (if known) normalised scores."""
         n = episodes or self.cfg.eval_episodes
         g = self.cfg.g_eval if g_eval is None else g_eval
-        base = 10_000_000 + self.cfg.seed * 100_000 + self.counters.evaluations * n
-        result = run_episodes(self.model, self._vector_env(n), self.conditioning(g),
-                              seeds=[base + i for i in range(n)], sample=False)
+        result = run_episodes(self.model, self._envs.get(n), self.conditioning(g),
+                              seeds=evaluation_seeds(self.cfg.seed, self.counters.evaluations, n), sample=False)
         self.counters.evaluations += 1
         return {**summarize_returns(result.returns, result.lengths, self.score_fn), "g_eval": g}
 
@@ -264,7 +265,7 @@ class ODTTrainer:
         g = self.exploration_rtg()
         seed = 20_000_000 + self.cfg.seed * 100_000 + self.counters.rounds
         gen = torch.Generator(device=self.device).manual_seed(seed)
-        result = run_episodes(self.model, self._vector_env(1), self.conditioning(g), seeds=[seed],
+        result = run_episodes(self.model, self._envs.get(1), self.conditioning(g), seeds=[seed],
                               sample=True, generator=gen)
         self.buffer.add(result.episodes[0], relabel=self.cfg.online.hindsight_relabel, initial_rtg=g)
         self.counters.online_samples += int(result.lengths[0])
@@ -332,9 +333,7 @@ class ODTTrainer:
             torch.cuda.set_rng_state_all(state["rng_cuda"])
 
     def close(self) -> None:
-        for env in self._envs.values():
-            env.close()
-        self._envs.clear()
+        self._envs.close()
 
 
 def _describe(row: dict) -> str:
