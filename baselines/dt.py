@@ -62,9 +62,9 @@ def dt_config(dataset: str, preset: str = "paper", seed: int = 0,
               overrides: dict[str, Any] | None = None) -> ODTConfig:
     """DT's configuration: the original gym settings, scaled by preset, then overrides.
 
-    ``cpu`` and ``smoke`` are ODT's own scalings (odt/config.py): DT's network already has
-    the ``cpu`` width, depth and batch, so ``cpu`` only divides the counts by 10 (1e4
-    updates, warmup 1e3).
+    ``cpu`` and ``smoke`` are ODT's own scalings (odt/config.py): at ``cpu`` DT gets the same
+    network width (64), depth and batch as ODT, keeps its single head and AdamW rate, and runs
+    5000 updates (1e5 / 20) with a 1000-update warmup.
     """
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
