@@ -127,7 +127,9 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
     threads = opts.threads or (opts.cpus if kind == "slurm" else max(1, cpus // opts.parallel))
 
     groups: dict[tuple[str, str], list[RunSpec]] = {}
-    for s in pending:
+    # Seed-major: a launch cut short leaves whole seeds (every cell of seed 0, then seed 1, ...)
+    # rather than every seed of the first cells; on Slurm the array order is the same.
+    for s in sorted(pending, key=lambda spec: spec.seed):
         groups.setdefault((s.preset, s.experiment), []).append(s)
 
     bar = tqdm(total=len(pending), desc="runs", unit="run", disable=not progress, dynamic_ncols=True)
