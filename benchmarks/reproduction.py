@@ -1,0 +1,147 @@
+"""``python -m benchmarks.reproduction``: the numbers behind a reproduction report.
+
+Table 1 (``benchmarks.tables``) gives mean +- std per cell. A reproduction also has to say
+whether the paper's claim held: after pretraining, ODT gains more from the online budget than
+IQL does. This module computes, from the ``table1`` runs of one preset:
+
+* the finetuning gains with 95% bootstrap confidence intervals over seeds:
+  - delta ODT as in Table 1: ODT (0.2m) minus ODT (offline), two separate sets of runs
+    (the online protocol's final score against the offline protocol's), resampled separately;
+  - delta ODT within a run: each ``odt`` run's final score minus its own score after
+    pretraining (paired by run);
+  - delta IQL: each ``iql`` run's final score minus its score after offline training (paired);
+  - delta ODT minus delta IQL (Table 1 style), with its interval;
+* the wall time of each method (minutes per run) and the compute the runs used in total.
+
+Bootstrap: percentile intervals from resampling seeds with replacement, seeded, so the same
+results tree always gives the same text. Written by hand (a few lines of numpy) because the
+deltas mix paired and unpaired groups, which rliable's per-task score matrices do not express.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks import aggregate as agg
+from benchmarks import records as rec
+from benchmarks.tables import write_text
+from odt.config import PRESETS
+
+CI_LEVEL = 0.95
+BOOTSTRAP_REPS = 10_000
+
+
+@dataclass(frozen=True)
+class Estimate:
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+    def text(self) -> str:
+        if self.n == 0:
+            return "—"
+        return f"{self.mean:+.1f} [{self.lo:+.1f}, {self.hi:+.1f}] (n={self.n})"
+
+
+def bootstrap_combination(groups: Sequence[tuple[Sequence[float], float]], reps: int = BOOTSTRAP_REPS,
+                          seed: int = 0, level: float = CI_LEVEL) -> Estimate:
+    """sum(sign * mean(values)) over independent groups, with a percentile bootstrap interval
+    from resampling each group with replacement; n is the smallest group's size."""
+    arrays = [(np.asarray(v, dtype=float), sign) for v, sign in groups]
+    if not arrays or any(a.size == 0 for a, _ in arrays):
+        return Estimate(float("nan"), float("nan"), float("nan"), 0)
+    rng = np.random.default_rng(seed)
+    boot = sum(sign * a[rng.integers(0, a.size, size=(reps, a.size))].mean(axis=1) for a, sign in arrays)
+    tail = (1.0 - level) / 2.0 * 100.0
+    lo, hi = np.percentile(boot, [tail, 100.0 - tail])
+    point = sum(sign * a.mean() for a, sign in arrays)
+    return Estimate(float(point), float(lo), float(hi), min(a.size for a, _ in arrays))
+
+
+def _complete(runs: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
+    return runs[(runs.method == method) & (runs.dataset == dataset) & (runs.status == "complete")]
+
+
+def gains(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
+    """The finetuning gains of one dataset (see the module docstring)."""
+    odt, odt_off, iql = (_complete(runs, m, dataset) for m in ("odt", "odt-offline", "iql"))
+    odt_gain, iql_gain = odt.final_score - odt.offline_score, iql.final_score - iql.offline_score
+    return {
+        "delta_odt": bootstrap_combination([(odt.final_score, 1.0), (odt_off.final_score, -1.0)], reps),
+        "delta_odt_within_run": bootstrap_combination([(odt_gain, 1.0)], reps),
+        "delta_iql": bootstrap_combination([(iql_gain, 1.0)], reps),
+        "delta_odt_minus_delta_iql": bootstrap_combination(
+            [(odt.final_score, 1.0), (odt_off.final_score, -1.0), (iql_gain, -1.0)], reps),
+    }
+
+
+def wall_times(runs: pd.DataFrame) -> pd.DataFrame:
+    """Minutes per complete run by method and dataset: mean, min, max, count."""
+    ok = runs[runs.status == "complete"].assign(minutes=lambda d: d.wall_time / 60.0)
+    table = ok.groupby(["method", "dataset"]).minutes.agg(["mean", "min", "max", "count"])
+    return table.reset_index()
+
+
+def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None = None,
+                 reps: int = BOOTSTRAP_REPS) -> str:
+    runs = agg.load_runs(root, preset, "table1")
+    if datasets:
+        runs = runs[runs.dataset.isin(list(datasets))]
+    if runs.empty:
+        return f"No table1 runs at preset {preset!r} under {root}.\n"
+    lines = [f"## Finetuning gains at the `{preset}` preset (mean [95% bootstrap CI] over seeds)", "",
+             "| dataset | δ ODT (Table 1: 0.2m − offline runs) | δ ODT (within run) | δ IQL | δ ODT − δ IQL |",
+             "|---|---|---|---|---|"]
+    for dataset in sorted(runs.dataset.unique(), key=list(agg_order(runs)).index):
+        g = gains(runs, dataset, reps)
+        lines.append(f"| {dataset} | {g['delta_odt'].text()} | {g['delta_odt_within_run'].text()} | "
+                     f"{g['delta_iql'].text()} | {g['delta_odt_minus_delta_iql'].text()} |")
+    lines += ["", "## Wall time per run (minutes; one CPU thread each, two runs at once)", "",
+              "| method | dataset | mean | min | max | runs |", "|---|---|---|---|---|---|"]
+    for _, r in wall_times(runs).iterrows():
+        lines.append(f"| {r.method} | {r.dataset} | {r['mean']:.1f} | {r['min']:.1f} | {r['max']:.1f} | {int(r['count'])} |")
+    done = runs[runs.status == "complete"]
+    status = runs.status.value_counts().to_dict()
+    lines += ["", f"Runs: {len(runs)} ({', '.join(f'{v} {k}' for k, v in sorted(status.items()))}); "
+                  f"compute of the complete runs: {done.wall_time.sum() / 3600.0:.2f} core-hours; "
+                  f"data: {', '.join(sorted(set(done.data_source.dropna())))}.", ""]
+    return "\n".join(lines)
+
+
+def agg_order(runs: pd.DataFrame) -> list[str]:
+    """Datasets in the paper's row order, then any others alphabetically."""
+    from benchmarks.experiments import TABLE1_DATASETS
+    present = list(runs.dataset.unique())
+    return [d for d in TABLE1_DATASETS if d in present] + sorted(d for d in present if d not in TABLE1_DATASETS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.reproduction", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--preset", default="cpu", choices=PRESETS)
+    p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
+    p.add_argument("--datasets", nargs="+", default=None, help="only these datasets")
+    p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples")
+    p.add_argument("--out", type=Path, default=None,
+                   help="also write the text here (default: print only), e.g. paper_tables/reproduction_cpu.md")
+    args = p.parse_args(argv)
+    if args.reps < 100:
+        print(f"error: --reps={args.reps} is out of range: >= 100", file=sys.stderr)
+        return 2
+    text = summary_text(args.results, args.preset, args.datasets, args.reps)
+    print(text)
+    if args.out:
+        write_text(args.out, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""The reproduction summary: bootstrap intervals and finetuning gains from a results tree."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks.reproduction import bootstrap_combination, gains, wall_times
+
+
+def test_bootstrap_interval_covers_the_mean_and_shrinks_with_more_seeds():
+    rng = np.random.default_rng(0)
+    small, large = rng.normal(10, 5, 5), rng.normal(10, 5, 200)
+    a, b = bootstrap_combination([(small, 1.0)], reps=2000), bootstrap_combination([(large, 1.0)], reps=2000)
+    assert a.lo < small.mean() < a.hi and b.lo < large.mean() < b.hi
+    assert (b.hi - b.lo) < (a.hi - a.lo) / 2  # ~sqrt(40) narrower in expectation
+    assert b.lo < 10 < b.hi and a.n == 5
+
+
+def test_combination_of_groups_is_the_signed_sum_of_means():
+    est = bootstrap_combination([([1.0, 3.0], 1.0), ([10.0, 10.0, 10.0], -1.0)], reps=500)
+    assert est.mean == pytest.approx(-8.0) and est.lo <= -8.0 <= est.hi and est.n == 2
+    assert bootstrap_combination([([], 1.0)]).n == 0 and bootstrap_combination([([], 1.0)]).text() == "—"
+    same = bootstrap_combination([([4.0, 4.0, 4.0], 1.0)], reps=500)
+    assert (same.lo, same.mean, same.hi) == (4.0, 4.0, 4.0)
+
+
+def _runs(rows):
+    return pd.DataFrame(rows, columns=["method", "dataset", "status", "final_score", "offline_score", "wall_time"])
+
+
+def test_gains_use_the_right_runs_and_ignore_incomplete_ones():
+    rows = []
+    for s in range(5):
+        rows.append(("odt", "hopper-medium", "complete", 50.0 + s, 20.0, 600.0))
+        rows.append(("odt-offline", "hopper-medium", "complete", 30.0, 30.0, 300.0))
+        rows.append(("iql", "hopper-medium", "complete", 42.0, 40.0, 200.0))
+    rows.append(("odt", "hopper-medium", "failed", 1000.0, 0.0, 1.0))
+    g = gains(_runs(rows), "hopper-medium", reps=500)
+    assert g["delta_odt"].mean == pytest.approx(22.0)  # mean(50..54) - 30
+    assert g["delta_odt_within_run"].mean == pytest.approx(32.0)
+    assert g["delta_iql"].mean == pytest.approx(2.0) and g["delta_iql"].lo == g["delta_iql"].hi == 2.0
+    assert g["delta_odt_minus_delta_iql"].mean == pytest.approx(20.0)
+    wt = wall_times(_runs(rows)).set_index("method")
+    assert wt.loc["odt", "mean"] == pytest.approx(10.0) and wt.loc["odt", "count"] == 5
+    assert gains(_runs(rows), "walker2d-medium", reps=200)["delta_odt"].n == 0
