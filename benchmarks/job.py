@@ -76,6 +76,43 @@ class RunInProgress(RuntimeError):
     """Another live process holds this run (two launches of the same experiment at once)."""
 
 
+class ConfigChanged(RuntimeError):
+    """The run directory holds work done under a different configuration (for example a
+    preset retuned since): resuming or reusing it would mix two experiments."""
+
+
+def _flat(obj: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(obj, dict):
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out
+    return {prefix.rstrip("."): obj}
+
+
+def config_drift(stored: Any, current: Any) -> list[str]:
+    """The dotted fields whose values differ between a stored and the current config."""
+    a, b = _flat(rec.to_jsonable(stored)), _flat(rec.to_jsonable(current))
+    return [f"{k}: {a.get(k, '<absent>')!r} on disk, {b.get(k, '<absent>')!r} now"
+            for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+
+
+def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
+    """Raise ConfigChanged (touching nothing) if the run's stored config is not what the
+    current code builds for its spec."""
+    path = directory / rec.CONFIG
+    if not path.exists():
+        return
+    from benchmarks.methods import method_config
+    current = _config_dict(method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict))
+    drift = config_drift(rec.read_json(path), current)
+    if drift:
+        raise ConfigChanged(
+            f"run {directory.name} was made with another configuration than the code now builds for it "
+            f"({len(drift)} field(s) differ: {'; '.join(drift[:5])}{'; ...' if len(drift) > 5 else ''}). "
+            f"Move {directory} away to run it again under the current configuration.")
+
+
 @contextlib.contextmanager
 def _run_lock(directory: Path):
     """An exclusive advisory lock on the run directory, released by the OS when the holder
@@ -98,6 +135,7 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
     """Run (or resume, or skip) one spec; returns a short summary of its final record.
     Raises RunInProgress (and touches nothing) if another live process is running it."""
     directory = rec.run_dir(root, spec)
+    check_config_unchanged(spec, directory)
     existing = rec.read_record(directory)
     if existing is not None and existing.get("status") == "complete":
         return _summary(existing)

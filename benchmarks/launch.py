@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
-from benchmarks.job import RunJob
+from benchmarks.job import ConfigChanged, RunJob, check_config_unchanged
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
 
@@ -121,6 +121,15 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
     kind = resolve_executor(opts.executor)
     pending = [s for s in specs if not rec.is_complete(rec.run_dir(root, s))]
     report = LaunchReport(total=len(specs), skipped=len(specs) - len(pending))
+    for spec in specs:  # a complete run made under another config is reported, never reused silently
+        try:
+            check_config_unchanged(spec, rec.run_dir(root, spec))
+        except ConfigChanged as exc:
+            report.failed.append(Failure(spec.run_id, str(exc), str(rec.run_dir(root, spec))))
+            if spec in pending:
+                pending.remove(spec)
+            else:
+                report.skipped -= 1
     if not pending:
         return report
     cpus = os.cpu_count() or 1

@@ -116,6 +116,23 @@ def test_run_one_is_idempotent(tmp_path):
     assert rec.read_json(d / rec.CONFIG)["model"]["embed_dim"] == 32
 
 
+def test_a_run_made_under_another_config_is_reported_not_reused(tmp_path):
+    spec = _spec()
+    job_mod.run_one(spec, tmp_path, threads=1)
+    d = rec.run_dir(tmp_path, spec)
+    stored = rec.read_json(d / rec.CONFIG)
+    stored["model"]["embed_dim"] = 128  # as if the preset had been retuned since this run
+    rec.write_json(d / rec.CONFIG, stored)
+    before = {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()}
+    with pytest.raises(job_mod.ConfigChanged, match="model.embed_dim: 128 on disk, 32 now"):
+        job_mod.run_one(spec, tmp_path, threads=1)
+    report = launch([spec], tmp_path, LaunchOptions(executor="debug"), progress=False)
+    assert report.skipped == 0 and report.done == 0 and len(report.failed) == 1
+    assert "Move" in report.failed[0].error and "model.embed_dim" in report.failed[0].error
+    assert {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()} == before  # nothing touched
+    assert job_mod.config_drift({"a": {"b": 1}}, {"a": {"b": 1}}) == []
+
+
 def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):
     good = [_spec("odt"), _spec("odt-offline")]
     bad = _spec("odt", seed=1, overrides=[("online.buffer_init", "bottom")])
