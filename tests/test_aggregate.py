@@ -207,6 +207,32 @@ def test_check_fails_on_failed_runs_and_on_rules_that_match_nothing(tmp_path, ca
     assert check.main(["--results", str(root), "--expected", str(tmp_path / "absent.json")]) == 2
 
 
+def test_derived_rules_reproduce_their_runs_and_catch_a_shift(tmp_path):
+    root = tmp_path / "r"
+    for s, score in enumerate([30.0, 34.0, 38.0, 42.0, 46.0]):
+        fake_run(root, "odt", "hopper-medium", s, final=score, offline=score - 20.0, preset="cpu")
+        fake_run(root, "dt", "hopper-medium", s, final=50.0, preset="cpu")
+    fake_run(root, "sac", "hopper-medium", 0, final=5.0, preset="cpu")  # one run: too few for a rule
+    rules = tmp_path / "cpu.json"
+    rules.write_text(json.dumps({"description": "d", "rules": [RULES["rules"][1]]}))
+    assert check.main(["--preset", "cpu", "--results", str(root), "--derive", str(rules)]) == 0
+    derived = json.loads(rules.read_text())
+    assert derived["description"] == "d" and derived["rules"][0] == RULES["rules"][1]  # hand rule kept
+    cells = {(r["methods"][0], r["metric"]): r for r in derived["rules"][1:]}
+    assert set(cells) == {("odt", "offline_score"), ("odt", "final_score"), ("dt", "final_score")}
+    odt = cells[("odt", "final_score")]
+    assert (odt["mean"], odt["n"]) == (38.0, 5) and odt["sd"] == pytest.approx(np.std([30, 34, 38, 42, 46], ddof=1), abs=1e-3)
+    one, five = check.rule_range(odt, 1), check.rule_range(odt, 5)
+    assert one[0] < five[0] < 38.0 < five[1] < one[1]  # fewer seeds checked: a wider range
+    assert check.main(["--preset", "cpu", "--results", str(root), "--expected", str(rules)]) == 0
+    shifted = tmp_path / "shifted"
+    for s in range(5):
+        fake_run(shifted, "odt", "hopper-medium", s, final=10.0, offline=18.0, preset="cpu")
+        fake_run(shifted, "dt", "hopper-medium", s, final=50.0, preset="cpu")
+    bad = [f.text for f in check.check(shifted, "cpu", derived) if not f.ok]
+    assert len(bad) == 1 and "odt hopper-medium final_score = 10.000" in bad[0]
+
+
 def test_the_shipped_smoke_ranges_are_not_vacuous(tmp_path):
     expected = check.load_expected("smoke")
     root = tmp_path / "r"
