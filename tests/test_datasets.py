@@ -97,8 +97,12 @@ def test_full_dataset_missing_says_how_to_make_it(tmp_path):
         load_dataset("hopper-medium", data_dir=tmp_path)
 
 
-def test_antmaze_is_registered_but_not_available(tmp_path):
-    with pytest.raises(DatasetUnavailable, match="issue 10"):
+def test_antmaze_without_gymnasium_robotics_says_how_to_install(tmp_path, monkeypatch):
+    import benchmarks.datasets.antmaze as antmaze  # AntMaze itself is tested in test_antmaze.py
+
+    monkeypatch.setattr(antmaze, "antmaze_available", lambda: False)
+    assert not get_spec("antmaze-umaze").available
+    with pytest.raises(DatasetUnavailable, match=r"pip install -e '\.\[antmaze\]'"):
         load_dataset("antmaze-umaze", size="smoke", data_dir=tmp_path)
 
 

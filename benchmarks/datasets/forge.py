@@ -298,6 +298,12 @@ def card_markdown(card: dict) -> str:
         f"- normalized return min / mean / max: {fmt(card['normalized_returns'])} "
         f"(D4RL reference {card['reference']['min']} / {card['reference']['max']})",
     ]
+    if "data_success_rate" in card:  # AntMaze
+        own = card["controller_success"]
+        lines.append(f"- data success rate (trajectories reaching the evaluation goal): "
+                     f"{100 * card['data_success_rate']:.1f}%; controller success rate on the evaluation task: "
+                     f"{100 * own['success_rate']:.1f}% of {own['episodes']} episodes; walker: SAC after "
+                     f"{card.get('walker_sac_steps')} steps")
     if "behaviour_policy_eval" in card:
         ev = card["behaviour_policy_eval"]
         lines.append(f"- behaviour policy (SAC after {card.get('sac_steps')} steps), deterministic evaluation: "
@@ -312,8 +318,12 @@ def make(name: str, fc: ForgeConfig | None = None, root=None, force: bool = Fals
     """Make dataset ``name`` (training SAC first if needed); returns its card."""
     spec = get_spec(name)
     if not spec.available:
-        raise DatasetUnavailable(f"{name}: AntMaze datasets are not available yet (issue 10)")
+        raise DatasetUnavailable(f"{name}: AntMaze needs gymnasium-robotics, which is not installed: "
+                                 f"pip install -e '.[antmaze]'")
     fc = fc or ForgeConfig(name=name)
+    if spec.domain == "antmaze":  # its own recipe: walker + waypoint planner (antmaze_forge.py)
+        from benchmarks.datasets.antmaze_forge import from_forge_config, make_antmaze
+        return make_antmaze(spec, from_forge_config(fc), root, force, progress)
     if spec.level not in LEVELS:
         raise ConfigError(f"the forge makes levels {', '.join(LEVELS)}; {name!r} is level {spec.level!r} "
                           "(expert needs a full SAC run to convergence and is not implemented yet)")

@@ -86,7 +86,8 @@ def load_dataset(name: str, size: str = "full", data_dir: str | os.PathLike | No
     if source not in SOURCES:
         raise ConfigError(f"source={source!r} is not valid; choose one of {', '.join(SOURCES)}")
     if not spec.available:
-        raise DatasetUnavailable(f"{name}: AntMaze datasets are not available yet (issue 10)")
+        raise DatasetUnavailable(f"{name}: AntMaze needs gymnasium-robotics, which is not installed: "
+                                 f"pip install -e '.[antmaze]'")
     if size == "smoke":
         return _load_smoke(spec, data_dir)
 

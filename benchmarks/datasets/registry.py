@@ -64,8 +64,18 @@ _FAMILIES: dict[str, dict] = {
         "cfrc_ext); we pass contact_cost_weight=0.0 so the reward matches D4RL's.",
     )),
     "antmaze": dict(env_id="AntMaze_UMaze-v5", env_kwargs=(), notes=(
-        "AntMaze comes from gymnasium-robotics (not installed by default: pip install '.[antmaze]'); "
-        "support is tracked in issue 10.",
+        "AntMaze needs gymnasium-robotics (the antmaze extra: pip install -e '.[antmaze]'). The environment is "
+        "D4RL's AntMaze U-maze evaluation task rebuilt on gymnasium-robotics' AntMaze_UMaze-v5 maze model "
+        "(gymnasium's Ant, 4 m cells) and stepped with D4RL's rules (benchmarks/datasets/antmaze.py): 29-dim "
+        "observation qpos[:15] + qvel[:14] (no goal, no contact forces), sparse reward 1 within 0.5 of the goal "
+        "(gymnasium-robotics: 0.45), the episode ends at the goal or after 700 steps, falling over does not end it; "
+        "D4RL's start cell, goal cell and noise.",
+        "Frame: gymnasium-robotics' maze-centred frame, mirrored in y against D4RL's (x_ours = x_d4rl - 4, "
+        "y_ours = 4 - y_d4rl): start cell centre (-4, 4), goal cell centre (-4, -4) (D4RL: (0, 0) and (0, 8)). "
+        "A real D4RL AntMaze file's x, y columns are in D4RL's frame and do not fit without a conversion "
+        "(not written).",
+        "The ant is gymnasium's ant.xml under MuJoCo 3+ (actions in [-1, 1]), not D4RL's locomotion ant.xml under "
+        "mujoco-py; gains and masses were not compared.",
     )),
 }
 
@@ -87,15 +97,21 @@ class DatasetSpec:
 
     @property
     def available(self) -> bool:
-        """False for entries that are registered but not usable yet (AntMaze, issue 10)."""
-        return self.domain != "antmaze"
+        """False when the environment's package is missing (AntMaze needs gymnasium-robotics)."""
+        if self.domain == "antmaze":
+            from benchmarks.datasets.antmaze import antmaze_available
+            return antmaze_available()
+        return True
 
     def make_env(self, **kwargs) -> gym.Env:
         """A fresh gymnasium environment for this dataset (a picklable bound method)."""
         if not self.available:
             raise DatasetUnavailable(
-                f"{self.name}: AntMaze environments are not available yet (issue 10: needs gymnasium-robotics "
-                f"and the AntMaze loader)")
+                f"{self.name}: AntMaze needs gymnasium-robotics, which is not installed: "
+                f"pip install -e '.[antmaze]'")
+        if self.domain == "antmaze":
+            from benchmarks.datasets.antmaze import make_antmaze_env
+            return make_antmaze_env(max_episode_steps=self.max_episode_steps, **kwargs)
         return gym.make(self.env_id, max_episode_steps=self.max_episode_steps,
                         **{**dict(self.env_kwargs), **kwargs})
 
@@ -105,8 +121,12 @@ class DatasetSpec:
 
     def env_versions(self) -> dict:
         import mujoco
-        return {"env_id": self.env_id, "env_kwargs": dict(self.env_kwargs),
-                "gymnasium": gym.__version__, "mujoco": mujoco.__version__}
+        versions = {"env_id": self.env_id, "env_kwargs": dict(self.env_kwargs),
+                    "gymnasium": gym.__version__, "mujoco": mujoco.__version__}
+        if self.domain == "antmaze" and self.available:
+            from benchmarks.datasets.antmaze import robotics_version
+            versions["gymnasium_robotics"] = robotics_version()
+        return versions
 
 
 def _build() -> dict[str, DatasetSpec]:

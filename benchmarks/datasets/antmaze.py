@@ -1,0 +1,361 @@
+"""AntMaze U-maze for the harness: the environment, the maze grid, a waypoint planner, yaw steering.
+
+D4RL's ``antmaze-umaze-v2`` / ``antmaze-umaze-diverse-v2`` evaluation environment, rebuilt on
+gymnasium-robotics' ``AntMaze_UMaze-v5`` model (the gymnasium Ant with the maze blocks added):
+
+* observation: 29 dims, as D4RL's AntMaze (``expose_all_qpos=True``, evaluation mode, no goal in
+  the observation): ``qpos[:15]`` (torso x, y, z, orientation quaternion w x y z, 8 joint angles)
+  then ``qvel[:14]``; no contact forces;
+* reward: D4RL's sparse reward, 1.0 when the torso's (x, y) is within 0.5 of the goal, else 0
+  (gymnasium-robotics uses 0.45; we use D4RL's 0.5);
+* episode end: terminated when the goal is reached (D4RL's evaluation mode), truncated at 700
+  steps (D4RL's ``max_episode_steps`` for the U-maze); falling over does not end an episode
+  (D4RL ignores the ant's health check in the maze). So a return is 1 (reached) or 0, and the
+  normalized score is 100 x success rate (D4RL's reference min 0, max 1);
+* start: the centre of cell (1, 1) plus D4RL's ant reset noise (qpos + U(-0.1, 0.1), qvel +
+  0.1 N(0, 1)); goal: the centre of cell (3, 1) plus D4RL's goal noise (U(0, 1) + U(0, 0.5) per
+  coordinate, away from the start row), drawn per episode as D4RL's v2 environments do;
+* ``info``: ``success`` (goal reached at this step), ``goal``, ``xy``, ``distance``.
+
+Coordinates. The maze is D4RL's ``U_MAZE`` (5x5 cells of 4 m). D4RL's frame puts the start
+cell's centre at the origin with y growing with the row index: start (0, 0), goal (0, 8).
+gymnasium-robotics (and so this module) puts the maze centre at the origin with y *shrinking*
+with the row: ``x_ours = x_d4rl - 4``, ``y_ours = 4 - y_d4rl``; start (-4, 4), goal (-4, -4).
+The two mazes are mirror images in y (the ant is left-right symmetric, so the task is the same),
+and observations are in our frame, so D4RL's own files do not fit this environment's x, y
+columns; a real D4RL AntMaze file is therefore not loaded into it without a conversion (none is
+written yet).
+
+Steering. Ant dynamics are invariant to a rotation of the world about the vertical axis: the
+torso orientation composes with the rotation, the world-frame linear velocity rotates with it,
+and the free joint's angular velocity (MuJoCo keeps it in the body frame) and the joint
+angles are unchanged. :func:`rotate_ant_state` applies such a rotation to the 27-dim ant state,
+so a policy that walks along +x can be steered towards any heading by feeding it the state
+rotated by minus that heading.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+U_MAZE: tuple[tuple[int, ...], ...] = (  # D4RL's U_MAZE; 1 = wall, 0 = free
+    (1, 1, 1, 1, 1),
+    (1, 0, 0, 0, 1),
+    (1, 1, 1, 0, 1),
+    (1, 0, 0, 0, 1),
+    (1, 1, 1, 1, 1),
+)
+CELL_SIZE = 4.0  # D4RL's maze_size_scaling
+START_CELL = (1, 1)  # D4RL's 'r' cell
+GOAL_CELL = (3, 1)  # D4RL's 'g' cell
+SUCCESS_RADIUS = 0.5  # D4RL's sparse-reward radius
+MAX_EPISODE_STEPS = 700  # D4RL's time limit for the U-maze
+OBS_DIM = 29  # qpos[:15] + qvel[:14]
+ANT_STATE_DIM = 27  # qpos[2:15] + qvel[:14]: the ant without its x, y
+
+
+def antmaze_available() -> bool:
+    """True when gymnasium-robotics (the ``antmaze`` extra) is importable."""
+    try:
+        import gymnasium_robotics  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def robotics_version() -> str:
+    import gymnasium_robotics
+    return gymnasium_robotics.__version__
+
+
+# ============================================================================ maze geometry (pure)
+def maze_center(maze=U_MAZE, cell_size: float = CELL_SIZE) -> tuple[float, float]:
+    """(x, y) of the maze centre in D4RL cell units: gymnasium-robotics' origin."""
+    return len(maze[0]) / 2 * cell_size, len(maze) / 2 * cell_size
+
+
+def cell_to_xy(cell, maze=U_MAZE, cell_size: float = CELL_SIZE) -> np.ndarray:
+    """Centre of cell (row, col) in our (gymnasium-robotics) frame."""
+    cx, cy = maze_center(maze, cell_size)
+    row, col = cell
+    return np.array([(col + 0.5) * cell_size - cx, cy - (row + 0.5) * cell_size])
+
+
+def xy_to_cell(xy, maze=U_MAZE, cell_size: float = CELL_SIZE) -> tuple[int, int]:
+    """The (row, col) of the cell containing (x, y)."""
+    cx, cy = maze_center(maze, cell_size)
+    return int(math.floor((cy - xy[1]) / cell_size)), int(math.floor((xy[0] + cx) / cell_size))
+
+
+def free_cells(maze=U_MAZE) -> list[tuple[int, int]]:
+    return [(i, j) for i, row in enumerate(maze) for j, v in enumerate(row) if v == 0]
+
+
+def d4rl_to_ours(xy_d4rl) -> np.ndarray:
+    """D4RL U-maze coordinates (start cell at the origin, y along rows) -> ours."""
+    x, y = np.asarray(xy_d4rl, dtype=np.float64)
+    return np.array([x - 4.0, 4.0 - y])
+
+
+def bfs_path(maze, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]]:
+    """A shortest 4-connected path of free cells from ``start`` to ``goal`` (both included).
+
+    Raises ValueError naming the cell when either is a wall or outside, or no path exists.
+    """
+    rows, cols = len(maze), len(maze[0])
+    for name, (i, j) in (("start", start), ("goal", goal)):
+        if not (0 <= i < rows and 0 <= j < cols) or maze[i][j] != 0:
+            raise ValueError(f"{name} cell {(i, j)} is not a free cell of the maze; free cells: {free_cells(maze)}")
+    parent: dict[tuple[int, int], tuple[int, int] | None] = {tuple(start): None}
+    queue = deque([tuple(start)])
+    while queue:
+        cell = queue.popleft()
+        if cell == tuple(goal):
+            path = [cell]
+            while parent[path[-1]] is not None:
+                path.append(parent[path[-1]])
+            return path[::-1]
+        i, j = cell
+        for nxt in ((i - 1, j), (i + 1, j), (i, j - 1), (i, j + 1)):
+            if 0 <= nxt[0] < rows and 0 <= nxt[1] < cols and maze[nxt[0]][nxt[1]] == 0 and nxt not in parent:
+                parent[nxt] = cell
+                queue.append(nxt)
+    raise ValueError(f"no path from cell {start} to cell {goal}")
+
+
+class WaypointPlanner:
+    """Steers towards the centre of the next cell on a shortest path, then to the goal itself.
+
+    D4RL's navigation policy re-plans from the ant's current cell at every step and aims at the
+    next cell's centre (the goal point inside the goal cell); so does this. ``lookahead`` (m):
+    once the ant is that close to the next cell's centre it aims one cell further, which rounds
+    the corners a little instead of stopping at every centre.
+    """
+
+    def __init__(self, maze=U_MAZE, cell_size: float = CELL_SIZE, lookahead: float = 1.0):
+        self.maze, self.cell_size, self.lookahead = maze, cell_size, lookahead
+        self._free = set(free_cells(maze))
+
+    def waypoint(self, xy, goal_xy) -> np.ndarray:
+        xy = np.asarray(xy, dtype=np.float64)
+        goal_xy = np.asarray(goal_xy, dtype=np.float64)
+        here = xy_to_cell(xy, self.maze, self.cell_size)
+        goal_cell = xy_to_cell(goal_xy, self.maze, self.cell_size)
+        if here not in self._free:  # pushed into a wall's footprint by contact: use the nearest free cell
+            here = min(self._free, key=lambda c: float(np.linalg.norm(cell_to_xy(c, self.maze, self.cell_size) - xy)))
+        path = bfs_path(self.maze, here, goal_cell)
+        targets = [cell_to_xy(c, self.maze, self.cell_size) for c in path[1:-1]] + [goal_xy]
+        if len(path) == 1:
+            return goal_xy
+        first = targets[0]
+        if len(targets) > 1 and np.linalg.norm(first - xy) < self.lookahead:
+            return targets[1]
+        return first
+
+    def heading(self, xy, goal_xy) -> float:
+        """The world angle (rad) from the ant's position to its current waypoint."""
+        d = self.waypoint(xy, goal_xy) - np.asarray(xy, dtype=np.float64)
+        return float(math.atan2(d[1], d[0]))
+
+
+# ============================================================================ yaw steering (pure)
+def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product of quaternions in MuJoCo's (w, x, y, z) order (batched on leading dims)."""
+    aw, ax, ay, az = np.moveaxis(np.asarray(a, dtype=np.float64), -1, 0)
+    bw, bx, by, bz = np.moveaxis(np.asarray(b, dtype=np.float64), -1, 0)
+    return np.stack([aw * bw - ax * bx - ay * by - az * bz,
+                     aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw], axis=-1)
+
+
+def yaw_of(quat: np.ndarray) -> np.ndarray:
+    """Heading (rad) of the body x axis projected on the ground, from a (w, x, y, z) quaternion."""
+    w, x, y, z = np.moveaxis(np.asarray(quat, dtype=np.float64), -1, 0)
+    return np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def rotate_ant_state(state: np.ndarray, angle) -> np.ndarray:
+    """The 27-dim ant state (qpos[2:15], qvel[:14]) seen in a world rotated by ``angle`` about z.
+
+    Changes the orientation quaternion (index 1..4) and the linear velocity (13, 14); height,
+    joint angles, vertical and angular velocity (body frame in MuJoCo) and joint velocities do
+    not change. Works on one state or a batch; ``angle`` broadcasts.
+    """
+    s = np.array(state, dtype=np.float64, copy=True)
+    angle = np.asarray(angle, dtype=np.float64)
+    half = angle / 2.0
+    rot = np.stack([np.cos(half), np.zeros_like(half), np.zeros_like(half), np.sin(half)], axis=-1)
+    s[..., 1:5] = quat_mul(rot, s[..., 1:5])
+    c, si = np.cos(angle), np.sin(angle)
+    vx, vy = s[..., 13].copy(), s[..., 14].copy()
+    s[..., 13], s[..., 14] = c * vx - si * vy, si * vx + c * vy
+    return s
+
+
+def steer(state: np.ndarray, heading) -> np.ndarray:
+    """What a +x walker must see to walk along world ``heading``: the state rotated by -heading."""
+    return rotate_ant_state(state, -np.asarray(heading, dtype=np.float64))
+
+
+# ============================================================================ the environment
+@dataclass(frozen=True)
+class AntMazeTask:
+    """Where episodes start and which goal they are scored against."""
+
+    random_start: bool = False  # False: D4RL's start cell; True: a uniformly drawn free cell
+    random_goal: bool = False  # False: D4RL's goal cell; True: a uniformly drawn free cell (not the start's)
+    success_radius: float = SUCCESS_RADIUS
+    terminate_at_goal: bool = True  # D4RL's evaluation mode
+
+
+def sparse_reward(xy, goal, radius: float = SUCCESS_RADIUS) -> float:
+    """D4RL's sparse AntMaze reward: 1.0 when ``xy`` is within ``radius`` (inclusive) of ``goal``."""
+    return 1.0 if float(np.linalg.norm(np.asarray(xy, np.float64) - np.asarray(goal, np.float64))) <= radius else 0.0
+
+
+def d4rl_goal_noise(rng: np.random.Generator, cell_size: float = CELL_SIZE) -> np.ndarray:
+    """D4RL's goal offset from a cell centre, in D4RL's frame: U(0, s/4) + U(0, s/8) per coordinate."""
+    return rng.uniform(0, cell_size * 0.25, 2) + rng.uniform(0, 0.5, 2) * 0.25 * cell_size
+
+
+class AntMazeUMaze(gym.Env):
+    """D4RL's AntMaze U-maze evaluation environment (see the module docstring); Box(29) observations."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, task: AntMazeTask = AntMazeTask(), maze=U_MAZE):
+        from gymnasium_robotics.envs.maze.ant_maze_v5 import AntMazeEnv
+
+        self.task, self.maze = task, tuple(tuple(r) for r in maze)
+        # the maze model (blocks + ant) of gymnasium-robotics; we step its ant directly and keep
+        # start, goal, reward and termination here (D4RL's rules, not gymnasium-robotics')
+        self._maze_env = AntMazeEnv(maze_map=[list(r) for r in self.maze], reward_type="sparse",
+                                    continuing_task=True, reset_target=False)
+        self._ant = self._maze_env.ant_env
+        self.action_space = self._ant.action_space
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(OBS_DIM,), dtype=np.float64)
+        self._free = free_cells(self.maze)
+        self.goal = cell_to_xy(GOAL_CELL, self.maze)
+        self.start_cell = START_CELL
+
+    # ----- state access -----------------------------------------------------------------------
+    def _obs(self) -> np.ndarray:
+        d = self._ant.data
+        return np.concatenate([d.qpos[:15], d.qvel[:14]]).astype(np.float64)
+
+    @property
+    def xy(self) -> np.ndarray:
+        return self._ant.data.qpos[:2].copy()
+
+    def set_goal(self, goal_xy) -> None:
+        self.goal = np.asarray(goal_xy, dtype=np.float64).copy()
+        self._maze_env.goal = self.goal.copy()
+        self._maze_env.update_target_site_pos()
+
+    def sample_goal(self, cell=None) -> np.ndarray:
+        """A goal in ``cell`` (default: the task's) with D4RL's noise, in our frame."""
+        if cell is None:
+            cell = self._free[self.np_random.integers(len(self._free))] if self.task.random_goal else GOAL_CELL
+        noise = d4rl_goal_noise(self.np_random)
+        return cell_to_xy(cell, self.maze) + np.array([noise[0], -noise[1]])  # D4RL's +y is our -y
+
+    def _info(self) -> dict:
+        xy = self.xy
+        return {"success": sparse_reward(xy, self.goal, self.task.success_radius) == 1.0, "goal": self.goal.copy(),
+                "xy": xy, "distance": float(np.linalg.norm(xy - self.goal))}
+
+    # ----- the gymnasium API ------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._maze_env.reset(seed=None if seed is None else int(seed))  # seeds its model/RNG once
+        options = options or {}
+        goal_cell = options.get("goal_cell")
+        start_cell = options.get("start_cell")
+        self.set_goal(options["goal"] if "goal" in options else self.sample_goal(goal_cell))
+        if start_cell is None:
+            if self.task.random_start:
+                here = xy_to_cell(self.goal, self.maze)
+                choices = [c for c in self._free if c != here] or self._free
+                start_cell = choices[self.np_random.integers(len(choices))]
+            else:
+                start_cell = START_CELL
+        self.start_cell = tuple(start_cell)
+        ant = self._ant
+        qpos = ant.init_qpos.copy()
+        qvel = ant.init_qvel.copy()
+        qpos[:2] = cell_to_xy(start_cell, self.maze)
+        qpos[:15] += self.np_random.uniform(-0.1, 0.1, 15)  # D4RL's ant reset noise
+        qvel[:14] += 0.1 * self.np_random.standard_normal(14)
+        ant.set_state(qpos, qvel)
+        return self._obs(), self._info()
+
+    def step(self, action):
+        self._ant.step(np.asarray(action, dtype=np.float64))  # its reward and health check are ignored
+        info = self._info()
+        reward = 1.0 if info["success"] else 0.0
+        terminated = bool(info["success"] and self.task.terminate_at_goal)
+        return self._obs(), reward, terminated, False, info
+
+    def close(self) -> None:
+        self._maze_env.close()
+
+
+def make_antmaze_env(max_episode_steps: int = MAX_EPISODE_STEPS, task: AntMazeTask | None = None) -> gym.Env:
+    """The evaluation environment (fixed start and goal cells, terminate at the goal, 700 steps)."""
+    if not antmaze_available():
+        from benchmarks.datasets.registry import DatasetUnavailable
+        raise DatasetUnavailable("AntMaze needs gymnasium-robotics: pip install -e '.[antmaze]'")
+    env = AntMazeUMaze(task or AntMazeTask())
+    return gym.wrappers.TimeLimit(env, max_episode_steps=max_episode_steps)
+
+
+# ============================================================================ the walker's task
+class DirectionalAnt(gym.Env):
+    """Ant-v5 on flat ground, rewarded for walking along a commanded heading, seen in the heading's frame.
+
+    The observation is the 27-dim ant state rotated by minus the commanded heading (so "walk
+    along +x" always means "walk along the command"); the reward is Ant's with the forward
+    velocity replaced by the velocity along the heading: v . (cos h, sin h) + 1 (alive) -
+    0.5 |a|^2. The heading is drawn uniformly at reset and redrawn with probability
+    ``turn_prob`` per step, so the walker learns to turn as the maze's corners need. Ends when
+    the ant is unhealthy (torso height outside [0.2, 1]), as Ant-v5.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, turn_prob: float = 1 / 150, max_episode_steps: int = 500):
+        self._env = gym.make("Ant-v5", include_cfrc_ext_in_observation=False, contact_cost_weight=0.0,
+                             max_episode_steps=max_episode_steps)
+        self.turn_prob = turn_prob
+        self.action_space = self._env.action_space
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(ANT_STATE_DIM,), dtype=np.float64)
+        self.heading = 0.0
+
+    def _state(self) -> np.ndarray:
+        d = self._env.unwrapped.data
+        return np.concatenate([d.qpos[2:15], d.qvel[:14]])
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._env.reset(seed=None if seed is None else int(seed))
+        self.heading = float(self.np_random.uniform(-np.pi, np.pi))
+        return steer(self._state(), self.heading), {"heading": self.heading}
+
+    def step(self, action):
+        _, _, terminated, truncated, info = self._env.step(action)
+        v = np.array([info["x_velocity"], info["y_velocity"]])
+        along = float(v @ np.array([math.cos(self.heading), math.sin(self.heading)]))
+        reward = along + info["reward_survive"] + info["reward_ctrl"]
+        info = {"velocity_along": along, "heading": self.heading}
+        if self.np_random.random() < self.turn_prob:
+            self.heading = float(self.np_random.uniform(-np.pi, np.pi))
+        return steer(self._state(), self.heading), reward, terminated, truncated, info
+
+    def close(self) -> None:
+        self._env.close()

@@ -1,0 +1,433 @@
+"""The forge's AntMaze recipes: a goal-reaching ant controller and D4RL-style U-maze datasets.
+
+D4RL collected ``antmaze-umaze`` and ``antmaze-umaze-diverse`` with a goal-reaching ant policy
+steered through the maze by a waypoint planner (its ``generate_ant_maze_datasets.py``: the
+policy sees the ant state and the *direction* to the next waypoint, rescaled to norm 10;
+actions get N(0, 0.2^2) noise). Here:
+
+* the walker: SAC (baselines/sac.py, the forge's trainer) on :class:`DirectionalAnt`, a flat
+  Ant-v5 rewarded for walking along a commanded heading and seeing its state rotated into the
+  heading's frame. Ant dynamics are yaw invariant, so "a direction-conditioned policy" and "a
+  +x walker fed the rotated state" are the same thing; the rotation makes the direction input
+  exact instead of learned. Training checkpoints every ``checkpoint_every`` steps (atomically)
+  and resumes after any interruption; every ``maze_eval_every`` steps the controller (walker +
+  planner) is scored on the evaluation U-maze and training stops once its success rate reaches
+  the threshold. The walker is saved as ``walker-policy.pt`` (and can be committed as
+  ``benchmarks/datasets/policies/ant-walker-seed<S>.pt``, ~80 KB, so datasets rebuild without
+  training);
+* the controller: planner (BFS over the maze's free cells, D4RL's rule) + walker (mean action +
+  N(0, 0.2^2) noise, clipped, as D4RL's ``--noisy``);
+* ``antmaze-umaze``: D4RL's start cell and goal cell every episode;
+  ``antmaze-umaze-diverse``: a random start cell and a random commanded goal cell, a new random
+  commanded goal each time one is reached; the reward (and the end of an episode) is always
+  measured against the evaluation goal, as in D4RL where rewards come from the environment's
+  target goal.
+
+Differences from D4RL's files, recorded in every card: episodes end when the evaluation goal is
+reached (terminal) or at 700 steps (timeout) instead of running 1000 steps regardless, so a
+trajectory's return is 1 (it reached the goal) or 0 and the data's success rate is the mean
+return; observations are in gymnasium-robotics' frame (see antmaze.py); extra ``infos/*`` keys
+(goal, commanded goal, qpos, qvel) as D4RL's.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import signal
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from baselines.sac import SACAgent, TanhGaussianActor, sac_config
+from benchmarks.datasets.antmaze import (
+    MAX_EPISODE_STEPS,
+    U_MAZE,
+    AntMazeTask,
+    AntMazeUMaze,
+    DirectionalAnt,
+    WaypointPlanner,
+    free_cells,
+    robotics_version,
+    steer,
+    xy_to_cell,
+)
+from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir
+from odt.checkpoint import CheckpointManager, atomic_write_bytes
+from odt.config import ConfigError, apply_overrides
+from odt.train import StopRequested
+
+PACKAGED_POLICIES = Path(__file__).parent / "policies"
+LEVELS = ("umaze", "umaze-diverse")
+
+
+class ControllerNotReady(RuntimeError):
+    """The walker did not reach the success threshold within its step budget."""
+
+
+@dataclass
+class AntMazeForgeConfig:
+    name: str = "antmaze-umaze"
+    seed: int = 0
+    size: int = 1_000_000  # transitions in the dataset (D4RL: 1M)
+    episode_steps: int = MAX_EPISODE_STEPS  # time limit of a collected episode
+    action_noise: float = 0.2  # std of the Gaussian added to the walker's mean action (D4RL's --noisy)
+    lookahead: float = 1.0  # planner: aim one cell further within this distance (m) of a cell centre
+    controller_eval_episodes: int = 50  # episodes to measure the controller's own success rate for the card
+    packaged_policy: bool = True  # use benchmarks/datasets/policies/ant-walker-seed<S>.pt if present
+    # ----- walker training (SAC on DirectionalAnt) -----
+    walker_max_steps: int = 1_000_000  # give up if the controller has not reached the threshold by then
+    walker_threshold: float = 80.0  # controller success rate (%) on the evaluation maze that ends training
+    maze_eval_every: int = 20_000  # SAC steps between controller evaluations on the maze
+    maze_eval_episodes: int = 10
+    eval_every: int = 10_000  # SAC's own evaluation (DirectionalAnt returns)
+    eval_episodes: int = 5
+    checkpoint_every: int = 10_000
+    turn_prob: float = 1 / 150  # DirectionalAnt: per-step probability of a new commanded heading
+    walker_episode_steps: int = 500
+    sac_overrides: dict = field(default_factory=lambda: {"hidden_dim": 128, "batch_size": 128})
+
+    @property
+    def diverse(self) -> bool:
+        return self.name.endswith("diverse")
+
+
+def antmaze_forge_config(name: str, overrides: dict | None = None) -> AntMazeForgeConfig:
+    return apply_overrides(AntMazeForgeConfig(name=name), dict(overrides or {}))
+
+
+def from_forge_config(fc) -> AntMazeForgeConfig:
+    """Map the forge CLI's ForgeConfig onto this recipe (only the fields that mean the same here)."""
+    from benchmarks.datasets.forge import ForgeConfig
+
+    base = ForgeConfig(name=fc.name)
+    cfg = AntMazeForgeConfig(name=fc.name, seed=fc.seed, packaged_policy=fc.packaged_policy)
+    if fc.size != base.size:
+        cfg.size = fc.size
+    if fc.sac_max_steps != base.sac_max_steps:
+        cfg.walker_max_steps = fc.sac_max_steps
+    if fc.target_score is not None:
+        cfg.walker_threshold = fc.target_score
+    for key in ("eval_every", "eval_episodes", "checkpoint_every"):
+        if getattr(fc, key) != getattr(base, key):
+            setattr(cfg, key, getattr(fc, key))
+    if fc.sac_overrides:
+        cfg.sac_overrides = {**cfg.sac_overrides, **fc.sac_overrides}
+    return cfg
+
+
+# ============================================================================ paths
+def walker_dir(seed: int, root=None) -> Path:
+    return data_dir(root) / "forge" / f"antmaze-walker-seed{seed}"
+
+
+def walker_path(seed: int, root=None) -> Path:
+    return walker_dir(seed, root) / "walker-policy.pt"
+
+
+def packaged_walker_path(seed: int) -> Path:
+    return PACKAGED_POLICIES / f"ant-walker-seed{seed}.pt"
+
+
+# ============================================================================ the controller
+class NumpyWalker:
+    """The tanh-Gaussian actor's mean action in numpy (one small MLP call per environment step)."""
+
+    def __init__(self, actor: TanhGaussianActor):
+        linears = [m for m in actor.net if isinstance(m, torch.nn.Linear)]
+        self.weights = [(m.weight.detach().numpy().T.astype(np.float64), m.bias.detach().numpy().astype(np.float64))
+                        for m in linears]
+        self.scale = actor.scale.numpy().astype(np.float64)
+        self.center = actor.center.numpy().astype(np.float64)
+
+    def mean(self, state: np.ndarray) -> np.ndarray:
+        x = np.asarray(state, dtype=np.float64)
+        for i, (w, b) in enumerate(self.weights):
+            x = x @ w + b
+            if i < len(self.weights) - 1:
+                x = np.maximum(x, 0.0)
+        mean = np.split(x, 2, axis=-1)[0]
+        return np.tanh(mean) * self.scale + self.center
+
+
+class MazeController:
+    """Planner + walker: the action for a 29-dim AntMaze observation and a commanded goal."""
+
+    def __init__(self, walker: NumpyWalker, planner: WaypointPlanner | None = None, action_noise: float = 0.0):
+        self.walker, self.planner, self.action_noise = walker, planner or WaypointPlanner(), action_noise
+
+    def act(self, obs: np.ndarray, goal_xy, rng: np.random.Generator | None = None) -> np.ndarray:
+        heading = self.planner.heading(obs[:2], goal_xy)
+        action = self.walker.mean(steer(obs[2:], heading))
+        if self.action_noise > 0:
+            action = action + self.action_noise * rng.standard_normal(action.shape)
+        return np.clip(action, -1.0, 1.0).astype(np.float32)
+
+
+def controller_success(controller: MazeController, episodes: int, seed: int,
+                       episode_steps: int = MAX_EPISODE_STEPS) -> dict:
+    """The controller on the evaluation task (D4RL's start and goal): success rate and steps to the goal."""
+    env = AntMazeUMaze(AntMazeTask())
+    rng = np.random.default_rng(seed)
+    reached, steps = [], []
+    try:
+        for k in range(episodes):
+            obs, info = env.reset(seed=50_000_000 + seed * 10_000 + k)
+            n = 0
+            while n < episode_steps:
+                obs, _, term, _, info = env.step(controller.act(obs, env.goal, rng))
+                n += 1
+                if term:
+                    break
+            reached.append(bool(info["success"]))
+            steps.append(n)
+    finally:
+        env.close()
+    reached_arr = np.array(reached)
+    return {"episodes": episodes, "success_rate": float(reached_arr.mean()),
+            "steps_to_goal_mean": float(np.mean(np.array(steps)[reached_arr])) if reached_arr.any() else None}
+
+
+# ============================================================================ the walker
+def load_walker(seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussianActor, dict]:
+    paths = [walker_path(seed, root)] + ([packaged_walker_path(seed)] if packaged else [])
+    for path in paths:
+        if path.exists():
+            rec = torch.load(path, map_location="cpu", weights_only=False)
+            actor = TanhGaussianActor(rec["obs_dim"], rec["act_dim"], rec["hidden_dim"], rec["n_hidden"],
+                                      rec["log_std_min"], rec["log_std_max"], rec["action_low"], rec["action_high"])
+            actor.load_state_dict(rec["actor"])
+            rec["path"] = str(path)
+            return actor.eval(), rec
+    raise DatasetUnavailable(f"no ant walker for seed {seed} (looked in {walker_path(seed, root)} and "
+                             f"{packaged_walker_path(seed)}); train it with: python -m benchmarks.datasets make "
+                             "antmaze-umaze")
+
+
+def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> dict:
+    """SAC on DirectionalAnt until the maze controller's success rate reaches the threshold.
+
+    Resumable: checkpoints (networks, optimisers, replay, RNG) every ``checkpoint_every`` steps
+    at episode ends; running it again continues from the latest one. Returns the policy record.
+    """
+    out = walker_dir(cfg.seed, root)
+    pol = walker_path(cfg.seed, root)
+    if pol.exists():
+        return torch.load(pol, map_location="cpu", weights_only=False)
+    torch.set_num_threads(1)
+    overrides = {"online_samples": cfg.walker_max_steps, "eval_every": cfg.eval_every,
+                 "eval_episodes": cfg.eval_episodes, "checkpoint_every": cfg.checkpoint_every, **cfg.sac_overrides}
+    sac_cfg = sac_config(cfg.name, "paper", cfg.seed, overrides)
+    make_env = functools.partial(DirectionalAnt, turn_prob=cfg.turn_prob, max_episode_steps=cfg.walker_episode_steps)
+    agent = SACAgent(sac_cfg, make_env, None, progress=progress)
+    manager = CheckpointManager(out / "sac", keep=2)
+    curve_file = out / "walker-curve.json"
+    curve: list[dict] = []
+    loaded = manager.load_latest()
+    for note in loaded.skipped:
+        print(f"[antmaze] skipped checkpoint {note}", file=sys.stderr)
+    if loaded.state is not None:
+        agent.load_state_dict(loaded.state["agent"])
+        curve = loaded.state["curve"]
+        print(f"[antmaze] resumed the walker's SAC from {loaded.path.name} at step "
+              f"{agent.counters.online_samples}", file=sys.stderr)
+
+    def write_curve() -> None:
+        atomic_write_bytes(curve_file, json.dumps(curve, indent=1).encode())
+
+    def log(row: dict) -> None:
+        curve.append({k: v for k, v in row.items() if k != "returns"})
+        write_curve()
+
+    def checkpoint() -> None:
+        manager.save({"agent": agent.state_dict(), "curve": list(curve)}, agent.counters.online_samples)
+
+    def reached(row: dict) -> bool:
+        step = row["online_samples"]
+        last = max((r["online_samples"] for r in curve if "maze" in r), default=0)
+        due = step - last >= cfg.maze_eval_every or step >= cfg.walker_max_steps
+        if step < sac_cfg.warmup_steps or not due:
+            return False
+        ctrl = MazeController(NumpyWalker(agent.actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise)
+        result = controller_success(ctrl, cfg.maze_eval_episodes, cfg.seed + step)
+        curve[-1]["maze"] = result
+        write_curve()
+        if progress:
+            print(f"[antmaze] step {step}: controller success {100 * result['success_rate']:.0f}% "
+                  f"(threshold {cfg.walker_threshold:.0f}%)", file=sys.stderr)
+        return 100 * result["success_rate"] >= cfg.walker_threshold
+
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread:
+        for sig in previous:  # checkpoint at the end of the current episode, then stop
+            signal.signal(sig, lambda *_: agent.request_stop())
+    try:
+        try:
+            agent.finetune(log=log, checkpoint=checkpoint, stop_when=reached)
+        except StopRequested:
+            raise SystemExit(f"[antmaze] stopped at walker step {agent.counters.online_samples} after a checkpoint; "
+                             "run the same command again to resume") from None
+        maze = curve[-1].get("maze") if curve else None
+        if maze is None or 100 * maze["success_rate"] < cfg.walker_threshold:
+            done = [r["maze"]["success_rate"] for r in curve if "maze" in r]
+            raise ControllerNotReady(
+                f"the ant walker did not reach {cfg.walker_threshold:.0f}% success on the U-maze within "
+                f"{cfg.walker_max_steps} SAC steps (best: {100 * max(done, default=float('nan')):.0f}%; "
+                f"curve: {curve_file})")
+        record = {
+            "actor": agent.actor.state_dict(), "obs_dim": agent.obs_dim, "act_dim": agent.act_dim,
+            "hidden_dim": agent.cfg.hidden_dim, "n_hidden": agent.cfg.n_hidden,
+            "log_std_min": agent.cfg.log_std_min, "log_std_max": agent.cfg.log_std_max,
+            "action_low": agent.action_low, "action_high": agent.action_high,
+            "task": {"env": "DirectionalAnt (Ant-v5, 27-dim state rotated into the commanded heading)",
+                     "turn_prob": cfg.turn_prob, "episode_steps": cfg.walker_episode_steps},
+            "seed": cfg.seed, "sac_config": asdict(agent.cfg), "sac_steps": agent.counters.online_samples,
+            "sac_updates": agent.counters.updates, "sac_wall_time": agent.counters.wall_time,
+            "threshold_success": cfg.walker_threshold, "maze_evaluation": maze,
+        }
+        buf = io.BytesIO()
+        torch.save(record, buf)
+        atomic_write_bytes(pol, buf.getvalue())
+        return record
+    finally:
+        agent.close()
+        if main_thread:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+# ============================================================================ collection
+def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: bool,
+                    episode_steps: int = MAX_EPISODE_STEPS, progress: bool = True) -> tuple[dict, dict]:
+    """``size`` transitions of the controller in the U-maze; D4RL arrays and collection statistics.
+
+    Rewards, terminals and ``infos/goal`` refer to the evaluation goal (D4RL's goal cell, noise
+    per episode); ``infos/commanded_goal`` is what the controller was steering to (the same
+    point for ``umaze``; random free cells for ``diverse``). The last episode is cut at
+    ``size`` without an end flag (an unfinished tail, dropped by the reader as in D4RL).
+    """
+    env = AntMazeUMaze(AntMazeTask(random_start=diverse))
+    rng = np.random.default_rng(seed)
+    free = free_cells(U_MAZE)
+    arrays = {
+        "observations": np.zeros((size, 29), np.float32), "actions": np.zeros((size, 8), np.float32),
+        "rewards": np.zeros(size, np.float32), "next_observations": np.zeros((size, 29), np.float32),
+        "terminals": np.zeros(size, bool), "timeouts": np.zeros(size, bool),
+        "infos/goal": np.zeros((size, 2), np.float32), "infos/commanded_goal": np.zeros((size, 2), np.float32),
+        "infos/qpos": np.zeros((size, 15), np.float32), "infos/qvel": np.zeros((size, 14), np.float32),
+    }
+    stats = {"episodes": 0, "episodes_reaching_goal": 0, "commanded_goals": 0, "commanded_goals_reached": 0}
+
+    def new_command(current_xy) -> np.ndarray:
+        here = xy_to_cell(current_xy)
+        cells = [c for c in free if c != here]
+        return env.sample_goal(cells[rng.integers(len(cells))])
+
+    episode, t_ep = 0, 0
+    obs, _ = env.reset(seed=60_000_000 + seed * 1_000_000)
+    command = new_command(obs[:2]) if diverse else env.goal.copy()
+    stats["commanded_goals"] += 1
+    try:
+        for t in tqdm(range(size), desc=f"collect antmaze-{'umaze-diverse' if diverse else 'umaze'}", unit="step",
+                      disable=not progress, mininterval=2.0, dynamic_ncols=True):
+            action = controller.act(obs, command, rng)
+            arrays["infos/qpos"][t] = env._ant.data.qpos[:15]
+            arrays["infos/qvel"][t] = env._ant.data.qvel[:14]
+            nxt, reward, term, _, info = env.step(action)
+            t_ep += 1
+            trunc = t_ep >= episode_steps and not term
+            arrays["observations"][t], arrays["actions"][t], arrays["rewards"][t] = obs, action, reward
+            arrays["next_observations"][t], arrays["terminals"][t], arrays["timeouts"][t] = nxt, term, trunc
+            arrays["infos/goal"][t], arrays["infos/commanded_goal"][t] = env.goal, command
+            obs = nxt
+            if np.linalg.norm(obs[:2] - command) <= env.task.success_radius:
+                stats["commanded_goals_reached"] += 1
+                if diverse and not term:
+                    command = new_command(obs[:2])
+                    stats["commanded_goals"] += 1
+            if term or trunc:
+                stats["episodes"] += 1
+                stats["episodes_reaching_goal"] += int(term)
+                episode += 1
+                t_ep = 0
+                obs, _ = env.reset(seed=60_000_000 + seed * 1_000_000 + episode)
+                command = new_command(obs[:2]) if diverse else env.goal.copy()
+                stats["commanded_goals"] += 1
+    finally:
+        env.close()
+    return arrays, stats
+
+
+# ============================================================================ entry point
+def env_notes() -> list[str]:
+    return [
+        f"Environment: D4RL's AntMaze U-maze evaluation task rebuilt on gymnasium-robotics {robotics_version()} "
+        "(AntMaze_UMaze-v5's maze model: gymnasium's Ant with 4 m maze blocks), stepped directly with D4RL's rules: "
+        "29-dim observation qpos[:15] + qvel[:14] (no goal, no contact forces), sparse reward 1 within 0.5 of the "
+        "goal, episode ends at the goal or after 700 steps, falling over does not end it.",
+        "Frame: gymnasium-robotics' maze-centred frame, mirrored in y against D4RL's (x_ours = x_d4rl - 4, "
+        "y_ours = 4 - y_d4rl): start cell centre (-4, 4), goal cell centre (-4, -4) (D4RL: (0, 0) and (0, 8)). "
+        "Goal noise is D4RL's (U(0,1) + U(0,0.5) per coordinate, away from the start in y).",
+        "The ant is gymnasium's ant.xml (MuJoCo 3+, actions in [-1, 1]), not D4RL's locomotion/assets/ant.xml "
+        "under mujoco-py; gains and masses were not compared.",
+        "Data episodes end when the evaluation goal is reached (terminal) or at 700 steps (timeout); D4RL's ran "
+        "1000 steps regardless of the goal. Returns are therefore 0 or 1.",
+    ]
+
+
+def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: bool = False,
+                 progress: bool = True) -> dict:
+    """Make ``antmaze-umaze`` or ``antmaze-umaze-diverse`` (training the walker first if needed)."""
+    from benchmarks.datasets.forge import ForgeConfig, _write_dataset
+    from benchmarks.datasets.loading import card_path, generated_path
+
+    if spec.level not in LEVELS:
+        raise ConfigError(f"the AntMaze forge makes {', '.join('antmaze-' + lv for lv in LEVELS)}; got {spec.name!r}")
+    if cfg.size < 1:
+        raise ConfigError(f"size={cfg.size} is out of range: >= 1")
+    target = generated_path(spec.name, root)
+    if target.exists() and not force:
+        print(f"[forge] {target} exists (use --force to rebuild)", file=sys.stderr)
+        return json.loads(card_path(spec.name, root).read_text())
+    torch.set_num_threads(1)
+    try:
+        actor, record = load_walker(cfg.seed, root, packaged=cfg.packaged_policy)
+    except DatasetUnavailable:
+        train_walker(cfg, root, progress)
+        actor, record = load_walker(cfg.seed, root, packaged=False)
+    controller = MazeController(NumpyWalker(actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise)
+    t0 = time.perf_counter()
+    own = controller_success(controller, cfg.controller_eval_episodes, cfg.seed)
+    t1 = time.perf_counter()
+    arrays, stats = collect_antmaze(controller, cfg.size, cfg.seed, cfg.diverse, cfg.episode_steps, progress)
+    t2 = time.perf_counter()
+    success = stats["episodes_reaching_goal"] / max(stats["episodes"], 1)
+    extra = {
+        "level": spec.level,
+        "policy": ("waypoint planner (BFS over the maze's free cells) steering an SAC ant walker by yaw rotation, "
+                   f"mean action + N(0, {cfg.action_noise}^2) noise; "
+                   + ("random start cells, random commanded goal cells (a new one when reached)" if cfg.diverse
+                      else "D4RL's start cell and goal cell every episode")),
+        "policy_file": record["path"], "walker_sac_steps": record["sac_steps"],
+        "walker_sac_wall_time_s": record.get("sac_wall_time"), "walker_sac_config": record["sac_config"],
+        "data_success_rate": success, "collection": stats,
+        "controller_success": own, "controller_success_rate": own["success_rate"],
+        "antmaze_config": asdict(cfg), "gymnasium_robotics": robotics_version(),
+        "size": cfg.size, "controller_eval_wall_time_s": t1 - t0, "collect_wall_time_s": t2 - t1,
+    }
+    fc = ForgeConfig(name=spec.name, seed=cfg.seed, size=cfg.size)
+    card = _write_dataset(spec, arrays, root, fc, extra=extra)
+    return card
+
+
+__all__ = ["AntMazeForgeConfig", "ControllerNotReady", "MazeController", "NumpyWalker", "antmaze_forge_config",
+           "collect_antmaze", "controller_success", "from_forge_config", "load_walker", "make_antmaze",
+           "train_walker"]

@@ -1,0 +1,356 @@
+"""AntMaze U-maze: environment, planner, steering, the forge's recipe, and ODT/IQL on it (issue 10)."""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("gymnasium_robotics", reason="AntMaze needs gymnasium-robotics (pip install -e '.[antmaze]')")
+
+from baselines.sac import TanhGaussianActor  # noqa: E402
+from benchmarks.datasets import DatasetUnavailable, get_spec, load_dataset  # noqa: E402
+from benchmarks.datasets.antmaze import (  # noqa: E402
+    GOAL_CELL,
+    MAX_EPISODE_STEPS,
+    OBS_DIM,
+    START_CELL,
+    SUCCESS_RADIUS,
+    U_MAZE,
+    AntMazeTask,
+    AntMazeUMaze,
+    DirectionalAnt,
+    WaypointPlanner,
+    bfs_path,
+    cell_to_xy,
+    d4rl_to_ours,
+    free_cells,
+    quat_mul,
+    rotate_ant_state,
+    sparse_reward,
+    steer,
+    xy_to_cell,
+    yaw_of,
+)
+from benchmarks.datasets.antmaze_forge import (  # noqa: E402
+    MazeController,
+    NumpyWalker,
+    antmaze_forge_config,
+    collect_antmaze,
+    make_antmaze,
+    walker_path,
+)
+from odt.checkpoint import atomic_write_bytes  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = AntMazeUMaze()
+    yield e
+    e.close()
+
+
+def _place(env: AntMazeUMaze, xy) -> None:
+    ant = env._ant
+    qpos, qvel = ant.init_qpos.copy(), np.zeros_like(ant.init_qvel)
+    qpos[:2] = xy
+    ant.set_state(qpos, qvel)
+
+
+# ----- the environment ------------------------------------------------------------------------
+def test_observation_is_d4rl_29_dims_with_xy_first(env):
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (OBS_DIM,) and env.observation_space.shape == (29,)
+    assert env.action_space.shape == (8,)
+    np.testing.assert_allclose(obs[:2], info["xy"])
+    np.testing.assert_allclose(obs[:15], env._ant.data.qpos[:15])
+    np.testing.assert_allclose(obs[15:], env._ant.data.qvel[:14])
+
+
+def test_sparse_reward_is_one_exactly_within_half_a_metre():
+    goal = np.array([-4.0, -4.0])
+    for r, expected in ((0.0, 1.0), (0.4999, 1.0), (0.5, 1.0), (0.5001, 0.0), (2.0, 0.0)):
+        for angle in np.linspace(0, 2 * np.pi, 7):
+            xy = goal + r * np.array([np.cos(angle), np.sin(angle)])
+            assert sparse_reward(xy, goal) == expected, (r, angle)
+
+
+def test_step_reward_and_termination_follow_the_distance(env):
+    env.reset(seed=1)
+    seen = set()
+    for offset in (0.0, 0.3, 0.45, 0.55, 0.7, 1.5):
+        _place(env, env.goal + np.array([offset, 0.0]))
+        _, reward, term, trunc, info = env.step(np.zeros(8))
+        assert reward == (1.0 if info["distance"] <= SUCCESS_RADIUS else 0.0)
+        assert term == info["success"] == (reward == 1.0) and not trunc
+        seen.add(reward)
+    assert seen == {0.0, 1.0}
+
+
+def test_time_limit_is_700_steps_and_falling_does_not_end_an_episode():
+    env = get_spec("antmaze-umaze").make_env()
+    try:
+        env.reset(seed=3)
+        env.action_space.seed(3)
+        for t in range(1, MAX_EPISODE_STEPS + 1):
+            _, reward, term, trunc, _ = env.step(env.action_space.sample())
+            assert not term  # random actions never reach the goal 8 m away
+            assert trunc == (t == MAX_EPISODE_STEPS)
+    finally:
+        env.close()
+
+
+def test_start_and_goal_follow_d4rl(env):
+    start_centre, goal_centre = cell_to_xy(START_CELL), cell_to_xy(GOAL_CELL)
+    np.testing.assert_allclose(start_centre, d4rl_to_ours((0.0, 0.0)))  # D4RL: the ant starts at the origin
+    np.testing.assert_allclose(goal_centre, d4rl_to_ours((0.0, 8.0)))  # D4RL: goal cell centre (0, 8)
+    np.testing.assert_allclose(goal_centre - start_centre, [0.0, -8.0])  # 2 cells of 4 m, mirrored in y
+    goals, starts = [], []
+    for seed in range(40):
+        obs, info = env.reset(seed=seed)
+        goals.append(info["goal"])
+        starts.append(obs[:2])
+    off = np.array(goals) - goal_centre
+    assert (off[:, 0] >= 0).all() and (off[:, 0] <= 1.5).all()  # U(0, 1) + U(0, 0.5)
+    assert (off[:, 1] <= 0).all() and (off[:, 1] >= -1.5).all()  # D4RL's +y is our -y
+    assert len({tuple(g) for g in np.round(goals, 6)}) == 40  # redrawn every episode (D4RL v2)
+    assert np.abs(np.array(starts) - start_centre).max() <= 0.1 + 1e-9
+    assert {xy_to_cell(g) for g in goals} == {GOAL_CELL}
+
+
+def test_same_seed_same_episode():
+    a, b = AntMazeUMaze(), AntMazeUMaze()
+    try:
+        oa, _ = a.reset(seed=7)
+        ob, _ = b.reset(seed=7)
+        np.testing.assert_array_equal(oa, ob)
+        acts = np.random.default_rng(0).uniform(-1, 1, (20, 8))
+        for act in acts:
+            oa = a.step(act)[0]
+            ob = b.step(act)[0]
+        np.testing.assert_array_equal(oa, ob)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_diverse_task_draws_starts_and_goals_over_free_cells():
+    e = AntMazeUMaze(AntMazeTask(random_start=True, random_goal=True))
+    try:
+        starts, goals = set(), set()
+        for seed in range(60):
+            obs, info = e.reset(seed=seed)
+            starts.add(xy_to_cell(obs[:2]))
+            goals.add(xy_to_cell(info["goal"]))
+            assert xy_to_cell(obs[:2]) != xy_to_cell(info["goal"])
+        assert starts == goals == set(free_cells(U_MAZE))
+    finally:
+        e.close()
+
+
+# ----- the planner ------------------------------------------------------------------------------
+def _all_pairs_distances(maze):
+    free = free_cells(maze)
+    dist = {(a, b): (0 if a == b else (1 if abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1 else np.inf))
+            for a in free for b in free}
+    for k, i, j in itertools.product(free, free, free):  # Floyd-Warshall, independent of the BFS
+        dist[i, j] = min(dist[i, j], dist[i, k] + dist[k, j])
+    return dist
+
+
+def test_bfs_paths_are_valid_and_shortest_on_the_u_maze():
+    dist = _all_pairs_distances(U_MAZE)
+    for a, b in itertools.product(free_cells(U_MAZE), repeat=2):
+        path = bfs_path(U_MAZE, a, b)
+        assert path[0] == a and path[-1] == b
+        assert all(U_MAZE[i][j] == 0 for i, j in path)
+        assert all(abs(p[0] - q[0]) + abs(p[1] - q[1]) == 1 for p, q in zip(path, path[1:]))
+        assert len(path) - 1 == dist[a, b]
+    assert bfs_path(U_MAZE, START_CELL, GOAL_CELL) == [(1, 1), (1, 2), (1, 3), (2, 3), (3, 3), (3, 2), (3, 1)]
+
+
+def test_bfs_rejects_walls_by_name():
+    with pytest.raises(ValueError, match=r"goal cell \(2, 1\) is not a free cell"):
+        bfs_path(U_MAZE, (1, 1), (2, 1))
+
+
+def test_waypoints_follow_the_corridor():
+    planner = WaypointPlanner(lookahead=1.0)
+    goal = cell_to_xy(GOAL_CELL) + [0.3, -0.2]
+    east, south, west = 0.0, -np.pi / 2, np.pi
+    for cell, expected in (((1, 1), east), ((1, 2), east), ((1, 3), south), ((2, 3), south), ((3, 3), west),
+                           ((3, 2), west)):
+        xy = cell_to_xy(cell) + np.array([0.2, 0.3])  # not at the exact centre
+        heading = planner.heading(xy, goal)
+        assert abs(np.angle(np.exp(1j * (heading - expected)))) < 0.5, (cell, heading)
+    np.testing.assert_allclose(planner.waypoint(cell_to_xy(GOAL_CELL), goal), goal)  # in the goal cell: the goal
+
+
+# ----- steering ---------------------------------------------------------------------------------
+def test_rotation_is_a_symmetry_of_the_ant_dynamics():
+    """Rotate the whole simulated state about z and step both copies: the states stay rotated copies."""
+    rng = np.random.default_rng(0)
+    e1 = gym.make("Ant-v5", include_cfrc_ext_in_observation=False).unwrapped
+    e2 = gym.make("Ant-v5", include_cfrc_ext_in_observation=False).unwrapped
+    try:
+        e1.reset(seed=1)
+        e2.reset(seed=1)
+        for act in rng.uniform(-1, 1, (15, 8)):
+            e1.step(act)
+        for angle in (0.7, -2.0, np.pi):
+            q, v = e1.data.qpos.copy(), e1.data.qvel.copy()
+            rotated = rotate_ant_state(np.concatenate([q[2:], v]), angle)
+            c, s = np.cos(angle), np.sin(angle)
+            q2 = np.concatenate([[c * q[0] - s * q[1], s * q[0] + c * q[1]], rotated[:13]])
+            e2.set_state(q2, rotated[13:].copy())
+            for act in rng.uniform(-1, 1, (25, 8)):
+                e1.step(act)
+                e2.step(act)
+            s1 = np.concatenate([e1.data.qpos[2:], e1.data.qvel])
+            s2 = np.concatenate([e2.data.qpos[2:], e2.data.qvel])
+            np.testing.assert_allclose(rotate_ant_state(s1, angle), s2, atol=1e-6)
+    finally:
+        e1.close()
+        e2.close()
+
+
+def test_steering_maps_the_commanded_heading_to_plus_x():
+    rng = np.random.default_rng(1)
+    state = rng.normal(size=27)
+    q = rng.normal(size=4)
+    state[1:5] = q / np.linalg.norm(q)
+    for heading in (0.0, 0.4, -1.3, 3.0):
+        seen = steer(state, heading)
+        # the yaw is measured from the commanded heading, the velocity is expressed in its frame
+        assert abs(np.angle(np.exp(1j * (yaw_of(seen[1:5]) - (yaw_of(state[1:5]) - heading))))) < 1e-9
+        u = np.array([np.cos(heading), np.sin(heading)])
+        assert seen[13] == pytest.approx(state[13:15] @ u)  # velocity along the heading -> along +x
+        assert seen[14] == pytest.approx(u[0] * state[14] - u[1] * state[13])
+        np.testing.assert_allclose(np.delete(seen, [1, 2, 3, 4, 13, 14]), np.delete(state, [1, 2, 3, 4, 13, 14]))
+        np.testing.assert_allclose(rotate_ant_state(seen, heading), state, atol=1e-12)  # inverse
+    np.testing.assert_allclose(quat_mul([1, 0, 0, 0], state[1:5]), state[1:5])
+
+
+def test_directional_ant_rewards_velocity_along_the_command():
+    e = DirectionalAnt(turn_prob=0.0)
+    try:
+        obs, info = e.reset(seed=0)
+        assert obs.shape == (27,)
+        inner = e._env.unwrapped
+        u = np.array([np.cos(e.heading), np.sin(e.heading)])
+        rng = np.random.default_rng(0)
+        for _ in range(10):
+            before = inner.data.body("torso").xpos[:2].copy()  # Ant-v5's x_velocity is of the torso body
+            act = rng.uniform(-1, 1, 8)
+            obs, reward, term, trunc, info = e.step(act)
+            along = (inner.data.body("torso").xpos[:2] - before) / inner.dt @ u
+            assert info["velocity_along"] == pytest.approx(along, rel=1e-6, abs=1e-9)
+            assert reward == pytest.approx(along + 1.0 - inner._ctrl_cost_weight * float(np.square(act).sum()),
+                                           rel=1e-6)
+            state = np.concatenate([inner.data.qpos[2:15], inner.data.qvel[:14]])
+            np.testing.assert_allclose(obs, steer(state, e.heading))
+    finally:
+        e.close()
+
+
+# ----- the forge's recipe: controller, collection, files ----------------------------------------
+def _tiny_walker(seed: int = 0) -> TanhGaussianActor:
+    torch.manual_seed(seed)
+    lo, hi = -np.ones(8, np.float32), np.ones(8, np.float32)
+    return TanhGaussianActor(27, 8, 16, 2, -5.0, 2.0, lo, hi)
+
+
+def _save_walker(root, actor: TanhGaussianActor) -> None:
+    record = {"actor": actor.state_dict(), "obs_dim": 27, "act_dim": 8, "hidden_dim": 16, "n_hidden": 2,
+              "log_std_min": -5.0, "log_std_max": 2.0, "action_low": -np.ones(8, np.float32),
+              "action_high": np.ones(8, np.float32), "sac_steps": 0, "sac_wall_time": 0.0,
+              "sac_config": {"note": "untrained (test)"}}
+    buf = io.BytesIO()
+    torch.save(record, buf)
+    atomic_write_bytes(walker_path(0, root), buf.getvalue())
+
+
+def test_numpy_walker_is_the_actor_mean():
+    actor = _tiny_walker()
+    x = np.random.default_rng(0).normal(size=(5, 27))
+    np.testing.assert_allclose(NumpyWalker(actor).mean(x), actor.mean_action(torch.as_tensor(x, dtype=torch.float32))
+                               .detach().numpy(), atol=1e-5)
+
+
+def test_collection_is_seeded_and_flags_episode_ends():
+    ctrl = MazeController(NumpyWalker(_tiny_walker()), action_noise=0.2)
+    a, stats = collect_antmaze(ctrl, 900, seed=3, diverse=True, episode_steps=200, progress=False)
+    b, _ = collect_antmaze(ctrl, 900, seed=3, diverse=True, episode_steps=200, progress=False)
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    ends = np.flatnonzero(a["terminals"] | a["timeouts"])
+    np.testing.assert_array_equal(ends, [199, 399, 599, 799])  # 200-step episodes, a 100-step tail
+    np.testing.assert_array_equal(a["rewards"], a["terminals"].astype(np.float32))  # returns are 0/1
+    assert stats["episodes"] == 4
+    np.testing.assert_allclose(a["observations"][:, :2], a["infos/qpos"][:, :2], atol=1e-6)
+    not_last = np.setdiff1d(np.arange(899), ends)
+    np.testing.assert_array_equal(a["next_observations"][not_last], a["observations"][not_last + 1])
+    starts = {xy_to_cell(a["observations"][i, :2]) for i in [0, 200, 400, 600, 800]}
+    assert len(starts) > 1  # diverse: random start cells
+    assert (np.abs(a["actions"]) <= 1).all()
+
+
+def test_made_dataset_round_trips_through_load_dataset(tmp_path):
+    with pytest.raises(DatasetUnavailable, match="make antmaze-umaze"):
+        load_dataset("antmaze-umaze", data_dir=tmp_path)
+    _save_walker(tmp_path, _tiny_walker())
+    cfg = antmaze_forge_config("antmaze-umaze", {"size": 1500, "controller_eval_episodes": 1})
+    card = make_antmaze(get_spec("antmaze-umaze"), cfg, root=tmp_path, progress=False)
+    data = load_dataset("antmaze-umaze", data_dir=tmp_path)
+    assert data.provenance["source"] == "generated"
+    traj = data.trajectories
+    assert traj.obs_dim == 29 and traj.act_dim == 8 and len(traj) == card["trajectories"] == 2
+    assert traj.num_steps == 1400 and data.provenance["dropped_tail_steps"] == 100
+    assert card["gymnasium_robotics"] and card["controller_success"]["episodes"] == 1
+    assert 0.0 <= card["data_success_rate"] <= 1.0
+    np.testing.assert_allclose(data.score_fn(np.array([0.0, 1.0])), [0.0, 100.0])  # 100 x success rate
+    assert (tmp_path / "antmaze-umaze.card.md").read_text().count("data success rate") == 1
+    again = make_antmaze(get_spec("antmaze-umaze"), cfg, root=tmp_path, progress=False)  # cached
+    assert again["sha256"] == card["sha256"]
+
+
+def test_registry_makes_the_antmaze_env_and_smoke_data(tmp_path):
+    for name in ("antmaze-umaze", "antmaze-umaze-diverse"):
+        spec = get_spec(name)
+        assert spec.available and spec.max_episode_steps == 700
+        assert spec.env_versions()["gymnasium_robotics"]
+    data = load_dataset("antmaze-umaze-diverse", size="smoke", data_dir=tmp_path)
+    assert data.provenance["source"] == "generated-smoke"
+    assert data.trajectories.obs_dim == 29
+
+
+# ----- ODT and IQL on the sparse-reward path ----------------------------------------------------
+@pytest.mark.parametrize("method", ["odt", "iql"])
+def test_smoke_runs_on_antmaze(method, tmp_path):
+    from benchmarks.methods import build_agent, method_config
+
+    data = load_dataset("antmaze-umaze", size="smoke", data_dir=tmp_path)
+    cfg = method_config(method, "antmaze-umaze", "smoke", seed=0)
+    if method == "odt":
+        assert (cfg.rtg_scale, cfg.g_eval, cfg.online.g_online) == (1.0, 1.0, 2.0)
+        assert cfg.model.positional_embedding and cfg.model.max_ep_len == 700
+    else:
+        assert (cfg.domain, cfg.expectile, cfg.temperature) == ("antmaze", 0.9, 10.0)
+    agent = build_agent(method, cfg, data.trajectories, data.make_env, data.score_fn, progress=False)
+    rows = []
+    try:
+        agent.pretrain(log=rows.append)
+        agent.finetune(log=rows.append)
+        final = agent.evaluate()
+    finally:
+        agent.close()
+    if method == "iql":
+        assert agent.reward_scale == (1.0, -1.0)  # AntMaze rewards shifted by -1
+    assert rows and all(np.isfinite(r["score_mean"]) for r in rows if "score_mean" in r)
+    for row in [final] + [r for r in rows if "returns" in r]:
+        assert set(np.asarray(row["returns"]).tolist()) <= {0.0, 1.0}  # sparse: reached or not
+        assert row["score_mean"] == pytest.approx(100 * np.mean(row["returns"]))
