@@ -64,7 +64,7 @@ def dt_config(dataset: str, preset: str = "paper", seed: int = 0,
 
     ``cpu`` and ``smoke`` are ODT's own scalings (odt/config.py): at ``cpu`` DT gets the same
     network width (64), depth and batch as ODT, keeps its single head and AdamW rate, and runs
-    5000 updates (1e5 / 20) with a 1000-update warmup.
+    2500 updates (1e5 / 40) with a 1000-update warmup.
     """
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")

@@ -106,9 +106,9 @@ def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
     """IQL's published configuration for a dataset, scaled by preset, then overrides.
 
     ``cpu`` (the Hopper reproduction's scale, next to ODT's in odt/config.py): 1e6 offline
-    updates -> 2e4 (/50: about 5M transitions drawn, the same order as the 5-6M steps DT and
+    updates -> 2e4 (/50: about 5M transitions drawn, the same order as the 3-6M steps DT and
     ODT's offline runs see at that preset; about 3 min of one core at ~9 ms per update) and
-    200k online samples -> 10k (/20, ODT's and SAC's budget at that preset), still one update
+    200k online samples -> 5k (/40, ODT's and SAC's budget at that preset), still one update
     per sample. The networks, batch, learning rates and buffer capacity are kept: IQL's MLPs
     are cheap on a CPU, and the capacity is kept so the buffer still starts with the whole
     dataset. ``smoke`` runs in seconds and is not a result.
@@ -123,8 +123,8 @@ def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
                                   buffer_size=2_000_000)
     if preset == "cpu":
         cfg = dataclasses.replace(cfg, offline_updates=cfg.offline_updates // 50,
-                                  online_samples=cfg.online_samples // 20,
-                                  eval_every_updates=5000, eval_every_samples=2000,
+                                  online_samples=cfg.online_samples // 40,
+                                  eval_every_updates=5000, eval_every_samples=1000,
                                   checkpoint_every_updates=5000)
     elif preset == "smoke":
         cfg = dataclasses.replace(cfg, hidden_dim=32, batch_size=32, offline_updates=40,

@@ -90,8 +90,8 @@ def sac_config(dataset: str, preset: str = "paper", seed: int = 0,
     """SAC's configuration for one run.
 
     * ``paper``: the SAC paper's hyperparameters, 200k online samples (Table 1's budget).
-    * ``cpu``: the same networks and rates; the counts divided by 20 as the ODT ``cpu`` preset
-      divides its online budget (10k samples, 250 random warm-up steps, evaluation every 1000
+    * ``cpu``: the same networks and rates; the counts divided by 40 as the ODT ``cpu`` preset
+      divides its online budget (5k samples, 125 random warm-up steps, evaluation every 1000
       steps), so SAC, IQL and ODT are compared at the same number of online samples.
     * ``smoke``: seconds, for tests and CI (tiny networks, 300 samples). Not a result.
     """
@@ -99,7 +99,7 @@ def sac_config(dataset: str, preset: str = "paper", seed: int = 0,
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
     cfg = SACConfig(dataset=dataset, preset=preset, seed=seed)
     if preset == "cpu":
-        cfg = dataclasses.replace(cfg, online_samples=cfg.online_samples // 20, warmup_steps=cfg.warmup_steps // 20,
+        cfg = dataclasses.replace(cfg, online_samples=cfg.online_samples // 40, warmup_steps=cfg.warmup_steps // 40,
                                   eval_every=1_000, checkpoint_every=2_000)
     elif preset == "smoke":
         cfg = dataclasses.replace(cfg, online_samples=300, warmup_steps=100, batch_size=32, hidden_dim=32,

@@ -218,7 +218,7 @@ CPU_EMBED_DIM = 64  # the paper's 512 (1024 for antmaze-umaze-diverse: 2x this)
 CPU_LAYERS = 3  # the paper's 4
 CPU_BATCH = 64  # the paper's 256
 CPU_WARMUP = 1000  # the paper's 1e4
-CPU_COUNT_DIVISOR = 20  # offline-only updates (1e5 -> 5000), online budget (0.2m -> 10k), buffer
+CPU_COUNT_DIVISOR = 40  # offline-only updates (1e5 -> 2500), online budget (0.2m -> 5k), buffer
 CPU_PRETRAIN_DIVISOR = 2  # pretraining before finetuning (5000 -> 2500, 10000 -> 5000)
 CPU_MIN_LAMB_LR = 1e-3  # LAMB learning rates below this are raised to it (the paper's range: 1e-4 to 2e-3)
 
@@ -226,18 +226,21 @@ CPU_MIN_LAMB_LR = 1e-3  # LAMB learning rates below this are raised to it (the p
 def scale_to_cpu(cfg: ODTConfig) -> ODTConfig:
     """The ``cpu`` preset: the paper's structure at a size one CPU core runs in about 15 min.
 
-    Measured here (benchmarks/PERF.md, and one thread per run with two runs at once): a
-    width-64, 3-layer, batch-64 update costs about 0.1 s of one core, against about 8 s of
-    both cores for the paper's size. What changes, and why:
+    Sized so that the Hopper block of Table 1 (9 cells x 5 seeds) fits about two and a half
+    hours of a 2-core machine. Measured here with one thread per run and two runs at once: a
+    width-64, 3-layer, batch-64 update costs about 0.1 s of one core (the paper's size: about
+    8 s of both cores), and with 10k online samples an ODT run took about 23 min, most of it
+    in the 300-update rounds after short early episodes. What changes, and why:
 
     * model 512 wide x 4 layers -> 64 x 3 (the head count is kept), batch 256 -> 64; K stays 20;
-    * offline-only runs (ODT's offline protocol; DT): 1e5 updates -> 5000 (/20); the online
-      budget 200k -> 10k samples (/20) and the replay buffer 1000 -> 50 trajectories (/20, so
+    * offline-only runs (ODT's offline protocol; DT): 1e5 updates -> 2500 (/40); the online
+      budget 200k -> 5k samples (/40) and the replay buffer 1000 -> 25 trajectories (/40, so
       it holds the same share of the online data); warmup 1e4 -> 1000;
-    * pretraining before finetuning is only halved (5000 -> 2500): with a quarter of the batch,
-      a tenth of the paper's pretraining left a policy that falls within 20-200 steps, and the
-      online phase then spends its budget on hundreds of tiny rounds (hours, not minutes, and
-      not the paper's regime of finetuning a competent pretrained policy);
+    * pretraining before finetuning is only halved (5000 -> 2500; it scored 40 on hopper-medium
+      and 23 on -medium-replay at seed 100): with a quarter of the batch, a tenth of the
+      paper's pretraining left a policy that falls within 20-200 steps, and the online phase
+      then spends its budget on hundreds of tiny rounds (hours, not minutes, and not the
+      paper's regime of finetuning a competent pretrained policy);
     * LAMB learning rates below 1e-3 are raised to 1e-3. LAMB steps are relative to each
       weight's norm, so a narrow model moves its function more slowly at the same rate: on
       hopper-medium (seed 100) the paper's 1e-4 scored 6 after 2500 updates where 1e-3 scored

@@ -113,7 +113,7 @@ def test_iql_config_per_domain_and_preset():
     assert (maze.expectile, maze.temperature, maze.buffer_size, maze.domain) == (0.9, 10.0, 2_000_000, "antmaze")
     assert (loco.offline_updates, loco.online_samples, loco.batch_size, loco.hidden_dim) == (1_000_000, 200_000, 256, 256)
     cpu = iql_config("hopper-medium", "cpu")
-    assert (cpu.offline_updates, cpu.online_samples, cpu.buffer_size) == (20_000, 10_000, 1_000_000)
+    assert (cpu.offline_updates, cpu.online_samples, cpu.buffer_size) == (20_000, 5_000, 1_000_000)
     assert iql_config("hopper-medium", "smoke", 7, {"expectile": "0.8"}).expectile == 0.8
     with pytest.raises(ConfigError, match="expectile"):
         iql_config("hopper-medium", overrides={"expectile": 1.5})
@@ -129,7 +129,7 @@ def test_dt_config_is_the_original_gym_setting():
     assert dt_config("hopper-medium").g_eval == 3600 and dt_config("walker2d-medium-replay").g_eval == 5000
     assert dt_config("ant-medium").g_eval == 6000  # DT had no ant target: the ODT table's
     cpu = dt_config("hopper-medium", "cpu")
-    assert (cpu.pretrain_updates, cpu.optim.warmup_steps, cpu.model.embed_dim, cpu.model.n_heads) == (5000, 1000, 64, 1)
+    assert (cpu.pretrain_updates, cpu.optim.warmup_steps, cpu.model.embed_dim, cpu.model.n_heads) == (2500, 1000, 64, 1)
     assert (cpu.optim.optimizer, cpu.optim.lr) == ("adamw", 1e-4)  # the LAMB floor does not apply to AdamW
     with pytest.raises(ConfigError, match="offline only"):
         dt_config("hopper-medium", overrides={"online.online_samples": 10})

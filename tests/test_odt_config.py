@@ -25,8 +25,8 @@ def test_paper_preset_is_the_paper():
 def test_cpu_and_smoke_presets_are_smaller_and_keep_the_algorithm():
     paper, cpu, smoke = (make_config("walker2d-medium", "online", p) for p in ("paper", "cpu", "smoke"))
     assert cpu.model.embed_dim < paper.model.embed_dim and smoke.model.embed_dim < cpu.model.embed_dim
-    assert cpu.online.online_samples == paper.online.online_samples // 20
-    assert cpu.online.buffer_size == paper.online.buffer_size // 20
+    assert cpu.online.online_samples == paper.online.online_samples // 40
+    assert cpu.online.buffer_size == paper.online.buffer_size // 40
     assert cpu.pretrain_updates == paper.pretrain_updates // 2
     assert cpu.optim.lr == paper.optim.lr and cpu.online.g_online == paper.online.g_online
     assert cpu.online.updates_per_round == paper.online.updates_per_round
@@ -37,7 +37,7 @@ def test_cpu_preset_raises_small_lamb_rates_and_shortens_offline_only_runs():
     online, offline = make_config("hopper-medium", "online", "cpu"), make_config("hopper-medium", "offline", "cpu")
     assert make_config("hopper-medium", "online", "paper").optim.lr == 1e-4 and online.optim.lr == 1e-3
     assert make_config("hopper-medium-replay", "online", "cpu").optim.lr == 2e-3  # above the floor: kept
-    assert (online.pretrain_updates, offline.pretrain_updates, offline.online.online_samples) == (2500, 5000, 0)
+    assert (online.pretrain_updates, offline.pretrain_updates, offline.online.online_samples) == (2500, 2500, 0)
     assert make_config("antmaze-umaze-diverse", "online", "cpu").model.embed_dim == 2 * online.model.embed_dim
 
 

@@ -85,7 +85,7 @@ def test_presets_and_config_errors():
     paper = sac_config("hopper-medium", "paper")
     assert (paper.actor_lr, paper.batch_size, paper.gamma, paper.tau, paper.hidden_dim, paper.buffer_size) == \
         (3e-4, 256, 0.99, 0.005, 256, 1_000_000)
-    assert (sac_config("hopper-medium", "cpu").online_samples, sac_config("hopper-medium", "cpu").warmup_steps) == (10_000, 250)
+    assert (sac_config("hopper-medium", "cpu").online_samples, sac_config("hopper-medium", "cpu").warmup_steps) == (5_000, 125)
     assert sac_config("hopper-medium", "smoke", overrides={"seed": 3}).seed == 3
     with pytest.raises(ConfigError, match="unknown preset 'gpu'"):
         sac_config("hopper-medium", "gpu")
