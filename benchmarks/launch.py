@@ -20,6 +20,7 @@ import dataclasses
 import math
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -63,9 +64,21 @@ class LaunchOptions:
         return self
 
 
+def slurm_reachable(timeout_s: float = 10.0) -> bool:
+    """True when sbatch is installed and a Slurm controller answers (``sinfo`` succeeds)."""
+    if not (shutil.which("sbatch") and shutil.which("sinfo")):
+        return False
+    try:
+        return subprocess.run(["sinfo", "-h", "-o", "%P"], capture_output=True, timeout=timeout_s).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def resolve_executor(kind: str) -> str:
+    """``auto``: Slurm when a controller answers, else local processes (an installed but
+    stopped Slurm, as on a laptop with the client tools, does not count)."""
     if kind == "auto":
-        return "slurm" if shutil.which("sbatch") else "local"
+        return "slurm" if slurm_reachable() else "local"
     return kind
 
 

@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--include-unavailable", action="store_true",
                    help="also launch datasets the registry marks unavailable (they will fail)")
     g = p.add_argument_group("executor")
-    g.add_argument("--executor", default="auto", help=f"{' | '.join(EXECUTORS)}; auto = slurm when sbatch is on PATH, else local")
+    g.add_argument("--executor", default="auto", help=f"{' | '.join(EXECUTORS)}; auto = slurm when a Slurm controller answers sinfo, else local")
     g.add_argument("--parallel", type=int, default=2, help="local: runs at once (default 2)")
     g.add_argument("--threads", type=int, default=None, help="torch threads per run (default: cores / parallel locally, --cpus on Slurm)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")

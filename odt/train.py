@@ -206,10 +206,10 @@ class ODTTrainer:
         self.counters.evaluations += 1
         return {**summarize_returns(result.returns, result.lengths, self.score_fn), "g_eval": g}
 
-    def _eval_row(self, phase: str, log: Logger | None) -> dict:
+    def _eval_row(self, phase: str, log: Logger | None, **extra: float) -> dict:
         row = {"phase": phase, "updates": self.counters.updates,
                "online_samples": self.counters.online_samples, "rounds": self.counters.rounds,
-               **self._running.pop(), "lambda": self.lam, **self.evaluate()}
+               **self._running.pop(), "lambda": self.lam, **extra, **self.evaluate()}
         if log is not None:
             log(row)
         return row
@@ -290,7 +290,9 @@ class ODTTrainer:
             bar.update(min(k.online_samples, budget) - min(before, budget))
             bar.set_postfix(ret=f"{explored.returns[0]:.0f}", lam=f"{m['lambda']:.3f}", ent=f"{m['entropy']:.2f}")
             if k.rounds % c.online.eval_every_rounds == 0 or k.online_samples >= budget:
-                row = self._eval_row("online", log)
+                # the exploration side of the round too: Fig. 6 plots g_online over time
+                row = self._eval_row("online", log, exploration_rtg=self.exploration_rtg(),
+                                     exploration_return=float(explored.returns[0]))
                 self._say(bar, row)
             k.wall_time += time.perf_counter() - start
             every = c.checkpoint_every_updates

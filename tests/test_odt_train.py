@@ -112,6 +112,10 @@ def test_online_loop_end_to_end_on_hopper(hopper_random):
     assert len(trainer.buffer) == 5  # FIFO kept the capacity; online rollouts replaced offline ones
     assert trainer.buffer.data.lengths.sum() > 0
     assert all(np.isfinite(r["lambda"]) and r["lambda"] > 0 for r in rows)
+    online = [r for r in rows if r["phase"] == "online"]
+    assert online and all(r["exploration_rtg"] == cfg.online.g_online for r in online)  # fixed g_online
+    assert all(np.isfinite(r["exploration_return"]) for r in online)
+    assert "exploration_rtg" not in rows[0]  # pretraining rows have no exploration
     trainer.close()
 
 

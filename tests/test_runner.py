@@ -240,3 +240,12 @@ def test_a_refused_submission_is_reported_not_raised(tmp_path, monkeypatch):
         assert all(f.error.startswith("submission failed: ") for f in report.failed)
         if executor == "debug":
             assert all("slurm controller" in f.error for f in report.failed)
+
+
+def test_auto_executor_needs_a_live_slurm_controller(monkeypatch):
+    import benchmarks.launch as launch_mod
+    monkeypatch.setattr(launch_mod.shutil, "which", lambda name: None)
+    assert launch_mod.resolve_executor("auto") == "local" and launch_mod.resolve_executor("slurm") == "slurm"
+    monkeypatch.setattr(launch_mod.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(launch_mod.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError("no controller")))
+    assert launch_mod.resolve_executor("auto") == "local"  # client tools installed, controller down
