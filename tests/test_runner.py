@@ -84,7 +84,7 @@ def test_bad_names_raise_listing_the_valid_ones(kwargs, needle):
 def test_estimate_counts_updates_and_env_steps_of_the_paper_config():
     cfg = make_config("hopper-medium", "online", "paper")
     updates, env_steps, flops, exact = estimate_run(cfg)
-    assert exact and updates == pytest.approx(5000 + 200 * 300)  # 200k samples in 1000-step episodes
+    assert exact and updates == pytest.approx(5000 + 400 * 300)  # 200k samples in 500-step episodes
     assert env_steps >= 200_000
     small = estimate_run(make_config("hopper-medium", "online", "cpu"))
     assert small[2] < flops / 50
