@@ -49,6 +49,7 @@ class LaunchOptions:
     cpus: int = 4
     mem_gb: float | None = 16.0
     array_parallelism: int = 64
+    max_requeues: int = 3  # time-limit/preemption requeues per job (submitit's slurm_max_num_timeout)
     slurm_extra: dict[str, Any] = field(default_factory=dict)  # extra sbatch options
     poll_s: float = 1.0
 
@@ -59,6 +60,8 @@ class LaunchOptions:
         for name in ("parallel", "time_min", "cpus", "array_parallelism"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}={getattr(self, name)!r} is out of range: >= 1")
+        if self.max_requeues < 0:
+            raise ConfigError(f"max_requeues={self.max_requeues!r} is out of range: >= 0")
         if self.gpus < 0:
             raise ConfigError(f"gpus={self.gpus!r} is out of range: >= 0")
         return self
@@ -82,8 +85,31 @@ def resolve_executor(kind: str) -> str:
     return kind
 
 
+def largest_node_cpus(partition: str | None, timeout_s: float = 10.0) -> int | None:
+    """The most CPUs any node of the partition (default: all) offers, from sinfo; None if unknown."""
+    cmd = ["sinfo", "-h", "-o", "%c"] + (["-p", partition] if partition else [])
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    counts = [int(tok.rstrip("+")) for tok in out.split() if tok.rstrip("+").isdigit()]
+    return max(counts) if counts else None
+
+
+def check_fits_slurm(opts: LaunchOptions) -> None:
+    """A job asking more CPUs than any node has would pend forever without a word: refuse it."""
+    from odt.config import ConfigError
+    most = largest_node_cpus(opts.partition)
+    if most is not None and opts.cpus > most:
+        where = f"partition {opts.partition!r}" if opts.partition else "this cluster"
+        raise ConfigError(f"cpus={opts.cpus} is out of range: the largest node of {where} has {most} CPUs "
+                          f"(the jobs would pend forever); pass --cpus {most} or less")
+
+
 def make_executor(kind: str, folder: Path, opts: LaunchOptions, name: str = "odt") -> submitit.AutoExecutor:
-    executor = submitit.AutoExecutor(folder=folder, cluster=kind)
+    if kind == "slurm":
+        check_fits_slurm(opts)
+    executor = submitit.AutoExecutor(folder=folder, cluster=kind, slurm_max_num_timeout=opts.max_requeues)
     params: dict[str, Any] = {"timeout_min": opts.time_min, "name": name}
     if kind == "slurm":
         params.update(cpus_per_task=opts.cpus, gpus_per_node=opts.gpus,

@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--cpus", type=int, default=4, help="CPUs per job")
     s.add_argument("--mem-gb", type=float, default=16.0, help="memory per job in GB")
     s.add_argument("--array-parallelism", type=int, default=64, help="array tasks running at once")
+    s.add_argument("--max-requeues", type=int, default=3,
+                   help="requeues per job after a time limit or preemption (default 3); each resumes from its checkpoint")
     s.add_argument("--slurm-extra", nargs="*", default=[], metavar="KEY=VALUE",
                    help="extra sbatch options, e.g. qos=high account=rl")
     return p
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         opts = LaunchOptions(
             executor=args.executor, parallel=args.parallel, threads=args.threads,
             partition=args.partition, time_min=args.time, gpus=args.gpus, cpus=args.cpus,
-            mem_gb=args.mem_gb, array_parallelism=args.array_parallelism,
+            mem_gb=args.mem_gb, array_parallelism=args.array_parallelism, max_requeues=args.max_requeues,
             slurm_extra=parse_assignments(args.slurm_extra, "--slurm-extra")).validate()
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)

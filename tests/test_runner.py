@@ -249,3 +249,23 @@ def test_auto_executor_needs_a_live_slurm_controller(monkeypatch):
     monkeypatch.setattr(launch_mod.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(launch_mod.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError("no controller")))
     assert launch_mod.resolve_executor("auto") == "local"  # client tools installed, controller down
+
+
+def test_slurm_jobs_larger_than_every_node_are_refused_before_submission(monkeypatch, tmp_path):
+    import subprocess as sp
+
+    import benchmarks.launch as launch_mod
+    seen = []
+
+    def fake_sinfo(cmd, **kw):
+        seen.append(cmd)
+        return sp.CompletedProcess(cmd, 0, stdout="2\n4+\n", stderr="")
+    monkeypatch.setattr(launch_mod.subprocess, "run", fake_sinfo)
+    assert launch_mod.largest_node_cpus("gpu") == 4 and seen[-1][-2:] == ["-p", "gpu"]
+    with pytest.raises(ConfigError, match="cpus=8 is out of range: the largest node of partition 'gpu' has 4 CPUs"):
+        launch_mod.make_executor("slurm", tmp_path, LaunchOptions(cpus=8, partition="gpu"))
+    launch_mod.check_fits_slurm(LaunchOptions(cpus=4))  # fits: no error
+    monkeypatch.setattr(launch_mod.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError()))
+    assert launch_mod.largest_node_cpus(None) is None  # unknown: submission goes ahead
+    with pytest.raises(ConfigError, match="max_requeues"):
+        LaunchOptions(max_requeues=-1).validate()
