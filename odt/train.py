@@ -186,8 +186,9 @@ class ODTTrainer:
             temperature_loss(self.log_lambda, terms.entropy, self.target_entropy).backward()
             self.lambda_optimizer.step()
         self.counters.updates += 1
-        metrics = {"loss": terms.loss.item(), "nll": terms.nll.item(),
-                   "entropy": terms.entropy.item(), "lambda": self.lam}
+        metrics = {"loss": terms.loss.item(), "nll": terms.nll.item()}
+        if self.cfg.model.stochastic:  # DT's deterministic head has no entropy and no lambda
+            metrics.update(entropy=terms.entropy.item(), **{"lambda": self.lam})
         self._running.add(metrics)
         return metrics
 
@@ -206,10 +207,20 @@ class ODTTrainer:
         self.counters.evaluations += 1
         return {**summarize_returns(result.returns, result.lengths, self.score_fn), "g_eval": g}
 
+    def _lambda_now(self) -> dict[str, float]:
+        """The current lambda for stochastic policies (DT's deterministic head has none)."""
+        return {"lambda": self.lam} if self.cfg.model.stochastic else {}
+
+    def _postfix(self, m: dict[str, float], **first: str) -> dict[str, str]:
+        shown = {**first, "nll": f"{m['nll']:.3f}"}
+        if "entropy" in m:
+            shown.update(ent=f"{m['entropy']:.2f}", lam=f"{m['lambda']:.3f}")
+        return shown
+
     def _eval_row(self, phase: str, log: Logger | None, **extra: float) -> dict:
         row = {"phase": phase, "updates": self.counters.updates,
                "online_samples": self.counters.online_samples, "rounds": self.counters.rounds,
-               **self._running.pop(), "lambda": self.lam, **extra, **self.evaluate()}
+               **self._running.pop(), **self._lambda_now(), **extra, **self.evaluate()}
         if log is not None:
             log(row)
         return row
@@ -233,7 +244,7 @@ class ODTTrainer:
             m = self.update(self.batch_tensors(self.buffer))
             bar.update(1)
             if k.updates % 50 == 0:
-                bar.set_postfix(nll=f"{m['nll']:.3f}", ent=f"{m['entropy']:.2f}", lam=f"{m['lambda']:.3f}")
+                bar.set_postfix(self._postfix(m))
             if k.updates % c.eval_every_updates == 0 and k.updates < c.pretrain_updates:
                 row = self._eval_row("pretrain", log)
                 self._say(bar, row)
@@ -288,7 +299,7 @@ class ODTTrainer:
                 m = self.update(self.batch_tensors(self.buffer))
             k.rounds += 1
             bar.update(min(k.online_samples, budget) - min(before, budget))
-            bar.set_postfix(ret=f"{explored.returns[0]:.0f}", lam=f"{m['lambda']:.3f}", ent=f"{m['entropy']:.2f}")
+            bar.set_postfix(self._postfix(m, ret=f"{explored.returns[0]:.0f}"))
             if k.rounds % c.online.eval_every_rounds == 0 or k.online_samples >= budget:
                 # the exploration side of the round too: Fig. 6 plots g_online over time
                 row = self._eval_row("online", log, exploration_rtg=self.exploration_rtg(),
@@ -340,5 +351,6 @@ class ODTTrainer:
 
 def _describe(row: dict) -> str:
     score = f" score {row['score_mean']:.1f}" if "score_mean" in row else ""
+    lam = f" lambda {row['lambda']:.4f}" if "lambda" in row else ""
     return (f"[{row['phase']}] updates {row['updates']} samples {row['online_samples']} "
-            f"return {row['return_mean']:.1f}{score} lambda {row['lambda']:.4f}")
+            f"return {row['return_mean']:.1f}{score}{lam}")
