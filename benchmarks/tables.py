@@ -192,13 +192,23 @@ def _natural(text) -> tuple:
 
 
 # --------------------------------------------------------------------------------------------
+def online_budget_label(preset: str) -> str:
+    """The online budget of a preset as Table 1 names it: "0.2m" for the paper, "5k" for cpu."""
+    from odt.config import make_config
+    n = make_config("hopper-medium", "online", preset).online.online_samples
+    return f"{n / 1e6:g}m" if n >= 100_000 else (f"{n / 1e3:g}k" if n >= 1000 else str(n))
+
+
 def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 2000,
                 summary: dict | None = None) -> str:
     cells = table1_cells(runs)
     sums = block_sums(cells)
     seeds = _expected_seeds(runs)
     ref = reference.load("table1")
-    header = ["dataset"] + [c.tex if tex else c.label for c in TABLE1_COLUMNS]
+    budget = online_budget_label(preset)  # our columns say what budget they ran with
+    ours_label = lambda text: text.replace("0.2m", budget)  # noqa: E731
+    paper_header = ["dataset"] + [c.tex if tex else c.label for c in TABLE1_COLUMNS]
+    header = [ours_label(h) for h in paper_header]
     ours, paper, diff = [], [], []
     for block, members in BLOCKS:
         for d in members:
@@ -222,17 +232,18 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         diff.append(["---"])
     cap = _caption(preset, runs, seeds, "Table 1 regenerated: D4RL normalized returns (100 = expert).")
     ref_cap = f"The paper's numbers ({ref['source']})."
-    diff_cap = "Ours minus the paper's (mean)."
-    rl = _rliable_section(summary if summary is not None else table1_rliable(runs, reps))
+    diff_cap = "Ours minus the paper's (mean)." + (f" Our online columns ran {budget} samples, the paper's 0.2m." if budget != "0.2m" else "")
+    rl_header, rl_rows = _rliable_section(summary if summary is not None else table1_rliable(runs, reps))
+    rl = rl_header, [[ours_label(r[0])] + r[1:] for r in rl_rows]
     if tex:
         return "\n".join([_render(header, ours, True, cap, "tbl:table1-ours"),
-                          _render(header, paper, True, ref_cap, "tbl:table1-paper"),
+                          _render(paper_header, paper, True, ref_cap, "tbl:table1-paper"),
                           _render(header, diff, True, diff_cap, "tbl:table1-diff"),
                           _render(*rl, True, "Aggregates over tasks (rliable, scores / 100).", "tbl:table1-rliable")])
     notes = "\n".join(f"- {n}" for n in ref.get("notes", []))
     return "\n".join([
         f"# Table 1 (preset `{preset}`)\n", cap + "\n", _render(header, ours, False, cap),
-        "## The paper's Table 1\n", ref_cap + "\n", _render(header, paper, False, ref_cap), notes + "\n",
+        "## The paper's Table 1\n", ref_cap + "\n", _render(paper_header, paper, False, ref_cap), notes + "\n",
         "## Ours minus the paper's\n", _render(header, diff, False, diff_cap),
         "## Aggregates over tasks (rliable)\n",
         "IQM and optimality gap of the normalized score / 100, 95% stratified bootstrap CIs over "

@@ -98,6 +98,9 @@ def test_table1_markdown_shows_missing_failed_bold_and_the_paper(tree):
     cells = [c.strip() for c in hop.strip("|").split("|")]
     assert cells[3] == "**91.00 ± 0.82**"  # best 0.2m cell in bold
     assert cells[4] == "**24.00**" and cells[8] == tables.MISSING_MD
+    # our columns name the budget they ran with; the paper's keep 0.2m
+    assert "| ODT (300) |" in ours and "ODT (0.2m)" not in ours and "| ODT (0.2m) |" in text
+    assert [tables.online_budget_label(p) for p in ("paper", "cpu", "smoke")] == ["0.2m", "5k", "300"]
     walker = next(line for line in ours.splitlines() if line.startswith("| walker2d-medium |"))
     assert "failed (2)" in walker and "running (1)" in walker
     ant = next(line for line in ours.splitlines() if line.startswith("| antmaze-umaze |"))
