@@ -27,7 +27,6 @@ from benchmarks.datasets.antmaze import (  # noqa: E402
     WaypointPlanner,
     bfs_path,
     cell_to_xy,
-    d4rl_to_ours,
     free_cells,
     quat_mul,
     rotate_ant_state,
@@ -54,20 +53,14 @@ def env():
     e.close()
 
 
-def _place(env: AntMazeUMaze, xy) -> None:
-    ant = env._ant
-    qpos, qvel = ant.init_qpos.copy(), np.zeros_like(ant.init_qvel)
-    qpos[:2] = xy
-    ant.set_state(qpos, qvel)
-
-
 # ----- the environment ------------------------------------------------------------------------
 def test_observation_is_d4rl_29_dims_with_xy_first(env):
     obs, info = env.reset(seed=0)
     assert obs.shape == (OBS_DIM,) and env.observation_space.shape == (29,)
     assert env.action_space.shape == (8,)
     np.testing.assert_allclose(obs[:2], info["xy"])
-    np.testing.assert_allclose(obs[:15], env._ant.data.qpos[:15])
+    np.testing.assert_allclose(obs[:2], env._ant.data.qpos[:2] - env.offset)  # D4RL's frame
+    np.testing.assert_allclose(obs[2:15], env._ant.data.qpos[2:15])
     np.testing.assert_allclose(obs[15:], env._ant.data.qvel[:14])
 
 
@@ -83,7 +76,7 @@ def test_step_reward_and_termination_follow_the_distance(env):
     env.reset(seed=1)
     seen = set()
     for offset in (0.0, 0.3, 0.45, 0.55, 0.7, 1.5):
-        _place(env, env.goal + np.array([offset, 0.0]))
+        env.place(env.goal + np.array([offset, 0.0]))
         _, reward, term, trunc, info = env.step(np.zeros(8))
         assert reward == (1.0 if info["distance"] <= SUCCESS_RADIUS else 0.0)
         assert term == info["success"] == (reward == 1.0) and not trunc
@@ -106,9 +99,8 @@ def test_time_limit_is_700_steps_and_falling_does_not_end_an_episode():
 
 def test_start_and_goal_follow_d4rl(env):
     start_centre, goal_centre = cell_to_xy(START_CELL), cell_to_xy(GOAL_CELL)
-    np.testing.assert_allclose(start_centre, d4rl_to_ours((0.0, 0.0)))  # D4RL: the ant starts at the origin
-    np.testing.assert_allclose(goal_centre, d4rl_to_ours((0.0, 8.0)))  # D4RL: goal cell centre (0, 8)
-    np.testing.assert_allclose(goal_centre - start_centre, [0.0, -8.0])  # 2 cells of 4 m, mirrored in y
+    np.testing.assert_allclose(start_centre, [0.0, 0.0])  # D4RL: the ant starts at the origin
+    np.testing.assert_allclose(goal_centre, [0.0, 8.0])  # D4RL: goal cell centre (0, 8)
     goals, starts = [], []
     for seed in range(40):
         obs, info = env.reset(seed=seed)
@@ -116,10 +108,25 @@ def test_start_and_goal_follow_d4rl(env):
         starts.append(obs[:2])
     off = np.array(goals) - goal_centre
     assert (off[:, 0] >= 0).all() and (off[:, 0] <= 1.5).all()  # U(0, 1) + U(0, 0.5)
-    assert (off[:, 1] <= 0).all() and (off[:, 1] >= -1.5).all()  # D4RL's +y is our -y
+    assert (off[:, 1] >= 0).all() and (off[:, 1] <= 1.5).all()
     assert len({tuple(g) for g in np.round(goals, 6)}) == 40  # redrawn every episode (D4RL v2)
     assert np.abs(np.array(starts) - start_centre).max() <= 0.1 + 1e-9
     assert {xy_to_cell(g) for g in goals} == {GOAL_CELL}
+
+
+def test_the_simulated_walls_are_d4rls(env):
+    """Free cells are free and wall cells are walls in the simulator, at D4RL's coordinates."""
+    import mujoco
+
+    model, data = env._ant.model, env._ant.data
+    for i, row in enumerate(U_MAZE):
+        for j, wall in enumerate(row):
+            point = np.append(cell_to_xy((i, j)) + env.offset, 0.5)  # 0.5 m up, in the simulator's frame
+            geom = np.zeros(1, np.int32)
+            # a vertical ray from 3 m above the point: it hits a block's top (2 m high) only over a wall
+            dist = mujoco.mj_ray(model, data, point + [0, 0, 2.5], np.array([0.0, 0.0, -1.0]), None, 1, -1, geom)
+            hits_block = dist != -1 and dist < 1.5 and model.geom(geom[0]).name.startswith("block_")
+            assert hits_block == bool(wall), (i, j)
 
 
 def test_same_seed_same_episode():
@@ -148,6 +155,7 @@ def test_diverse_task_draws_starts_and_goals_over_free_cells():
             goals.add(xy_to_cell(info["goal"]))
             assert xy_to_cell(obs[:2]) != xy_to_cell(info["goal"])
         assert starts == goals == set(free_cells(U_MAZE))
+        assert all(x >= 0 and y >= 0 for x, y in [cell_to_xy(c) for c in starts])
     finally:
         e.close()
 
@@ -180,8 +188,8 @@ def test_bfs_rejects_walls_by_name():
 
 def test_waypoints_follow_the_corridor():
     planner = WaypointPlanner(lookahead=1.0)
-    goal = cell_to_xy(GOAL_CELL) + [0.3, -0.2]
-    east, south, west = 0.0, -np.pi / 2, np.pi
+    goal = cell_to_xy(GOAL_CELL) + [0.3, 0.2]
+    east, south, west = 0.0, np.pi / 2, np.pi  # "south" = towards larger rows = +y in D4RL's frame
     for cell, expected in (((1, 1), east), ((1, 2), east), ((1, 3), south), ((2, 3), south), ((3, 3), west),
                            ((3, 2), west)):
         xy = cell_to_xy(cell) + np.array([0.2, 0.3])  # not at the exact centre

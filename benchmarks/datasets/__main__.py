@@ -3,6 +3,9 @@
     make hopper-medium                  train SAC to the medium level (resumable), collect 1M steps
     make hopper-medium-replay           SAC's replay buffer up to the medium level
     make hopper-random --size 100000    uniformly random actions
+    make antmaze-umaze                  train the ant walker (resumable), then 1M steps of walker + waypoint
+                                        planner (antmaze-umaze-diverse: random starts and commanded goals;
+                                        --sac-max-steps / --target-score: the walker's budget / success %)
     list                                what is on disk, with provenance
 
 The data directory is $ODT_DATA_DIR (default ~/.cache/odt-bench/datasets) or --data-dir.

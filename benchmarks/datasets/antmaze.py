@@ -12,19 +12,19 @@ gymnasium-robotics' ``AntMaze_UMaze-v5`` model (the gymnasium Ant with the maze 
   steps (D4RL's ``max_episode_steps`` for the U-maze); falling over does not end an episode
   (D4RL ignores the ant's health check in the maze). So a return is 1 (reached) or 0, and the
   normalized score is 100 x success rate (D4RL's reference min 0, max 1);
-* start: the centre of cell (1, 1) plus D4RL's ant reset noise (qpos + U(-0.1, 0.1), qvel +
-  0.1 N(0, 1)); goal: the centre of cell (3, 1) plus D4RL's goal noise (U(0, 1) + U(0, 0.5) per
-  coordinate, away from the start row), drawn per episode as D4RL's v2 environments do;
+* start: the centre of cell (1, 1), (0, 0), plus D4RL's ant reset noise (qpos + U(-0.1, 0.1),
+  qvel + 0.1 N(0, 1)); goal: the centre of cell (3, 1), (0, 8), plus D4RL's goal noise
+  (U(0, 1) + U(0, 0.5) per coordinate, clipped at 0), drawn per episode as D4RL's v2
+  environments do;
 * ``info``: ``success`` (goal reached at this step), ``goal``, ``xy``, ``distance``.
 
-Coordinates. The maze is D4RL's ``U_MAZE`` (5x5 cells of 4 m). D4RL's frame puts the start
-cell's centre at the origin with y growing with the row index: start (0, 0), goal (0, 8).
-gymnasium-robotics (and so this module) puts the maze centre at the origin with y *shrinking*
-with the row: ``x_ours = x_d4rl - 4``, ``y_ours = 4 - y_d4rl``; start (-4, 4), goal (-4, -4).
-The two mazes are mirror images in y (the ant is left-right symmetric, so the task is the same),
-and observations are in our frame, so D4RL's own files do not fit this environment's x, y
-columns; a real D4RL AntMaze file is therefore not loaded into it without a conversion (none is
-written yet).
+Coordinates are D4RL's. The maze is D4RL's ``U_MAZE`` (5x5 cells of 4 m, rows and columns as
+D4RL indexes them); cell (row, col) has its centre at (4 col - 4, 4 row - 4), so the start cell
+is the origin. gymnasium-robotics builds a maze centred on the origin with y *falling* with the
+row index; we hand it the map upside down (the U is symmetric, so the walls are the same), which
+makes its world a pure translation of D4RL's, by (-4, -4); observations, goals and ``infos/qpos``
+are reported in D4RL's frame. A real D4RL ``antmaze-umaze-v2`` file therefore fits this
+environment column for column.
 
 Steering. Ant dynamics are invariant to a rotation of the world about the vertical axis: the
 torso orientation composes with the rotation, the world-frame linear velocity rotates with it,
@@ -74,32 +74,28 @@ def robotics_version() -> str:
 
 
 # ============================================================================ maze geometry (pure)
-def maze_center(maze=U_MAZE, cell_size: float = CELL_SIZE) -> tuple[float, float]:
-    """(x, y) of the maze centre in D4RL cell units: gymnasium-robotics' origin."""
-    return len(maze[0]) / 2 * cell_size, len(maze) / 2 * cell_size
+def cell_to_xy(cell, start_cell=START_CELL, cell_size: float = CELL_SIZE) -> np.ndarray:
+    """Centre of cell (row, col) in D4RL's frame: the start cell's centre is the origin, y grows with the row."""
+    return np.array([(cell[1] - start_cell[1]) * cell_size, (cell[0] - start_cell[0]) * cell_size], dtype=np.float64)
 
 
-def cell_to_xy(cell, maze=U_MAZE, cell_size: float = CELL_SIZE) -> np.ndarray:
-    """Centre of cell (row, col) in our (gymnasium-robotics) frame."""
-    cx, cy = maze_center(maze, cell_size)
-    row, col = cell
-    return np.array([(col + 0.5) * cell_size - cx, cy - (row + 0.5) * cell_size])
-
-
-def xy_to_cell(xy, maze=U_MAZE, cell_size: float = CELL_SIZE) -> tuple[int, int]:
-    """The (row, col) of the cell containing (x, y)."""
-    cx, cy = maze_center(maze, cell_size)
-    return int(math.floor((cy - xy[1]) / cell_size)), int(math.floor((xy[0] + cx) / cell_size))
+def xy_to_cell(xy, start_cell=START_CELL, cell_size: float = CELL_SIZE) -> tuple[int, int]:
+    """The (row, col) of the cell containing (x, y) (D4RL's frame; a cell spans its centre +- 2 m)."""
+    return (int(math.floor(xy[1] / cell_size + 0.5)) + start_cell[0],
+            int(math.floor(xy[0] / cell_size + 0.5)) + start_cell[1])
 
 
 def free_cells(maze=U_MAZE) -> list[tuple[int, int]]:
     return [(i, j) for i, row in enumerate(maze) for j, v in enumerate(row) if v == 0]
 
 
-def d4rl_to_ours(xy_d4rl) -> np.ndarray:
-    """D4RL U-maze coordinates (start cell at the origin, y along rows) -> ours."""
-    x, y = np.asarray(xy_d4rl, dtype=np.float64)
-    return np.array([x - 4.0, 4.0 - y])
+def simulator_offset(maze=U_MAZE, start_cell=START_CELL, cell_size: float = CELL_SIZE) -> np.ndarray:
+    """Simulator (gymnasium-robotics, map flipped upside down) minus D4RL coordinates: a constant."""
+    rows, cols = len(maze), len(maze[0])
+    flipped_row = rows - 1 - start_cell[0]  # the start cell's row in the flipped map
+    sim = np.array([(start_cell[1] + 0.5) * cell_size - cols / 2 * cell_size,
+                    rows / 2 * cell_size - (flipped_row + 0.5) * cell_size])
+    return sim - cell_to_xy(start_cell, start_cell, cell_size)
 
 
 def bfs_path(maze, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]]:
@@ -144,12 +140,12 @@ class WaypointPlanner:
     def waypoint(self, xy, goal_xy) -> np.ndarray:
         xy = np.asarray(xy, dtype=np.float64)
         goal_xy = np.asarray(goal_xy, dtype=np.float64)
-        here = xy_to_cell(xy, self.maze, self.cell_size)
-        goal_cell = xy_to_cell(goal_xy, self.maze, self.cell_size)
+        here = xy_to_cell(xy, cell_size=self.cell_size)
+        goal_cell = xy_to_cell(goal_xy, cell_size=self.cell_size)
         if here not in self._free:  # pushed into a wall's footprint by contact: use the nearest free cell
-            here = min(self._free, key=lambda c: float(np.linalg.norm(cell_to_xy(c, self.maze, self.cell_size) - xy)))
+            here = min(self._free, key=lambda c: float(np.linalg.norm(cell_to_xy(c, cell_size=self.cell_size) - xy)))
         path = bfs_path(self.maze, here, goal_cell)
-        targets = [cell_to_xy(c, self.maze, self.cell_size) for c in path[1:-1]] + [goal_xy]
+        targets = [cell_to_xy(c, cell_size=self.cell_size) for c in path[1:-1]] + [goal_xy]
         if len(path) == 1:
             return goal_xy
         first = targets[0]
@@ -219,9 +215,16 @@ def sparse_reward(xy, goal, radius: float = SUCCESS_RADIUS) -> float:
     return 1.0 if float(np.linalg.norm(np.asarray(xy, np.float64) - np.asarray(goal, np.float64))) <= radius else 0.0
 
 
-def d4rl_goal_noise(rng: np.random.Generator, cell_size: float = CELL_SIZE) -> np.ndarray:
-    """D4RL's goal offset from a cell centre, in D4RL's frame: U(0, s/4) + U(0, s/8) per coordinate."""
-    return rng.uniform(0, cell_size * 0.25, 2) + rng.uniform(0, 0.5, 2) * 0.25 * cell_size
+def d4rl_goal(cell, rng: np.random.Generator, cell_size: float = CELL_SIZE) -> np.ndarray:
+    """D4RL's goal in ``cell``: its centre + U(0, s/4) + U(0, s/8) per coordinate, clipped at 0."""
+    xy = cell_to_xy(cell, cell_size=cell_size) + rng.uniform(0, cell_size * 0.25, 2)
+    xy = xy + rng.uniform(0, 0.5, 2) * 0.25 * cell_size
+    return np.maximum(xy, 0.0)
+
+
+def d4rl_reset_location(cell, rng: np.random.Generator, cell_size: float = CELL_SIZE) -> np.ndarray:
+    """D4RL's random start (``non_zero_reset``) in ``cell``: its centre + U(0, s/4) per coordinate, clipped at 0."""
+    return np.maximum(cell_to_xy(cell, cell_size=cell_size) + rng.uniform(0, 0.5, 2) * 0.5 * cell_size, 0.0)
 
 
 class AntMazeUMaze(gym.Env):
@@ -233,37 +236,52 @@ class AntMazeUMaze(gym.Env):
         from gymnasium_robotics.envs.maze.ant_maze_v5 import AntMazeEnv
 
         self.task, self.maze = task, tuple(tuple(r) for r in maze)
-        # the maze model (blocks + ant) of gymnasium-robotics; we step its ant directly and keep
-        # start, goal, reward and termination here (D4RL's rules, not gymnasium-robotics')
-        self._maze_env = AntMazeEnv(maze_map=[list(r) for r in self.maze], reward_type="sparse",
+        # the maze model (blocks + ant) of gymnasium-robotics, built from the map upside down so
+        # that its world is D4RL's shifted by ``offset``; we step its ant directly and keep start,
+        # goal, reward and termination here (D4RL's rules, not gymnasium-robotics')
+        self._maze_env = AntMazeEnv(maze_map=[list(r) for r in self.maze[::-1]], reward_type="sparse",
                                     continuing_task=True, reset_target=False)
+        self.offset = simulator_offset(self.maze)
         self._ant = self._maze_env.ant_env
         self.action_space = self._ant.action_space
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(OBS_DIM,), dtype=np.float64)
         self._free = free_cells(self.maze)
-        self.goal = cell_to_xy(GOAL_CELL, self.maze)
+        self.goal = cell_to_xy(GOAL_CELL)
         self.start_cell = START_CELL
 
     # ----- state access -----------------------------------------------------------------------
+    def qpos(self) -> np.ndarray:
+        """The ant's qpos[:15] with x, y in D4RL's frame."""
+        q = self._ant.data.qpos[:15].copy()
+        q[:2] -= self.offset
+        return q
+
+    def qvel(self) -> np.ndarray:
+        return self._ant.data.qvel[:14].copy()
+
     def _obs(self) -> np.ndarray:
-        d = self._ant.data
-        return np.concatenate([d.qpos[:15], d.qvel[:14]]).astype(np.float64)
+        return np.concatenate([self.qpos(), self.qvel()]).astype(np.float64)
 
     @property
     def xy(self) -> np.ndarray:
-        return self._ant.data.qpos[:2].copy()
+        return self._ant.data.qpos[:2] - self.offset
 
     def set_goal(self, goal_xy) -> None:
         self.goal = np.asarray(goal_xy, dtype=np.float64).copy()
-        self._maze_env.goal = self.goal.copy()
+        self._maze_env.goal = self.goal + self.offset  # the red target sphere (rendering only)
         self._maze_env.update_target_site_pos()
 
     def sample_goal(self, cell=None) -> np.ndarray:
-        """A goal in ``cell`` (default: the task's) with D4RL's noise, in our frame."""
+        """A goal in ``cell`` (default: the task's) with D4RL's noise."""
         if cell is None:
             cell = self._free[self.np_random.integers(len(self._free))] if self.task.random_goal else GOAL_CELL
-        noise = d4rl_goal_noise(self.np_random)
-        return cell_to_xy(cell, self.maze) + np.array([noise[0], -noise[1]])  # D4RL's +y is our -y
+        return d4rl_goal(cell, self.np_random)
+
+    def place(self, xy) -> None:
+        """Put the ant at rest at ``xy`` (D4RL's frame) in its initial pose (tests, demos)."""
+        qpos = self._ant.init_qpos.copy()
+        qpos[:2] = np.asarray(xy, dtype=np.float64) + self.offset
+        self._ant.set_state(qpos, np.zeros_like(self._ant.init_qvel))
 
     def _info(self) -> dict:
         xy = self.xy
@@ -278,9 +296,10 @@ class AntMazeUMaze(gym.Env):
         goal_cell = options.get("goal_cell")
         start_cell = options.get("start_cell")
         self.set_goal(options["goal"] if "goal" in options else self.sample_goal(goal_cell))
+        random_start = start_cell is None and self.task.random_start
         if start_cell is None:
-            if self.task.random_start:
-                here = xy_to_cell(self.goal, self.maze)
+            if random_start:
+                here = xy_to_cell(self.goal)
                 choices = [c for c in self._free if c != here] or self._free
                 start_cell = choices[self.np_random.integers(len(choices))]
             else:
@@ -289,9 +308,12 @@ class AntMazeUMaze(gym.Env):
         ant = self._ant
         qpos = ant.init_qpos.copy()
         qvel = ant.init_qvel.copy()
-        qpos[:2] = cell_to_xy(start_cell, self.maze)
+        qpos[:2] = cell_to_xy(start_cell)
         qpos[:15] += self.np_random.uniform(-0.1, 0.1, 15)  # D4RL's ant reset noise
         qvel[:14] += 0.1 * self.np_random.standard_normal(14)
+        if random_start:  # D4RL's non_zero_reset replaces x, y by a noisy point of a random cell
+            qpos[:2] = d4rl_reset_location(start_cell, self.np_random)
+        qpos[:2] += self.offset
         ant.set_state(qpos, qvel)
         return self._obs(), self._info()
 

@@ -26,8 +26,8 @@ actions get N(0, 0.2^2) noise). Here:
 Differences from D4RL's files, recorded in every card: episodes end when the evaluation goal is
 reached (terminal) or at 700 steps (timeout) instead of running 1000 steps regardless, so a
 trajectory's return is 1 (it reached the goal) or 0 and the data's success rate is the mean
-return; observations are in gymnasium-robotics' frame (see antmaze.py); extra ``infos/*`` keys
-(goal, commanded goal, qpos, qvel) as D4RL's.
+return; observations, goals and ``infos/*`` (goal, commanded goal, qpos, qvel) are in D4RL's
+frame, as in D4RL's files.
 """
 
 from __future__ import annotations
@@ -339,8 +339,8 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
         for t in tqdm(range(size), desc=f"collect antmaze-{'umaze-diverse' if diverse else 'umaze'}", unit="step",
                       disable=not progress, mininterval=2.0, dynamic_ncols=True):
             action = controller.act(obs, command, rng)
-            arrays["infos/qpos"][t] = env._ant.data.qpos[:15]
-            arrays["infos/qvel"][t] = env._ant.data.qvel[:14]
+            arrays["infos/qpos"][t] = env.qpos()
+            arrays["infos/qvel"][t] = env.qvel()
             nxt, reward, term, _, info = env.step(action)
             t_ep += 1
             trunc = t_ep >= episode_steps and not term
@@ -367,22 +367,6 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
 
 
 # ============================================================================ entry point
-def env_notes() -> list[str]:
-    return [
-        f"Environment: D4RL's AntMaze U-maze evaluation task rebuilt on gymnasium-robotics {robotics_version()} "
-        "(AntMaze_UMaze-v5's maze model: gymnasium's Ant with 4 m maze blocks), stepped directly with D4RL's rules: "
-        "29-dim observation qpos[:15] + qvel[:14] (no goal, no contact forces), sparse reward 1 within 0.5 of the "
-        "goal, episode ends at the goal or after 700 steps, falling over does not end it.",
-        "Frame: gymnasium-robotics' maze-centred frame, mirrored in y against D4RL's (x_ours = x_d4rl - 4, "
-        "y_ours = 4 - y_d4rl): start cell centre (-4, 4), goal cell centre (-4, -4) (D4RL: (0, 0) and (0, 8)). "
-        "Goal noise is D4RL's (U(0,1) + U(0,0.5) per coordinate, away from the start in y).",
-        "The ant is gymnasium's ant.xml (MuJoCo 3+, actions in [-1, 1]), not D4RL's locomotion/assets/ant.xml "
-        "under mujoco-py; gains and masses were not compared.",
-        "Data episodes end when the evaluation goal is reached (terminal) or at 700 steps (timeout); D4RL's ran "
-        "1000 steps regardless of the goal. Returns are therefore 0 or 1.",
-    ]
-
-
 def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: bool = False,
                  progress: bool = True) -> dict:
     """Make ``antmaze-umaze`` or ``antmaze-umaze-diverse`` (training the walker first if needed)."""
@@ -418,6 +402,13 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
                       else "D4RL's start cell and goal cell every episode")),
         "policy_file": record["path"], "walker_sac_steps": record["sac_steps"],
         "walker_sac_wall_time_s": record.get("sac_wall_time"), "walker_sac_config": record["sac_config"],
+        "data_notes": [
+            "Episodes end when the evaluation goal is reached (terminal, reward 1) or after "
+            f"{cfg.episode_steps} steps (timeout); D4RL's ran 1000 steps regardless of the goal, so its returns "
+            "count the steps spent near the goal while ours are 0 or 1 (the mean return is the success rate).",
+            "Rewards, terminals and infos/goal refer to the evaluation goal (D4RL's goal cell, noise drawn per "
+            "episode); infos/commanded_goal is where the controller was steering.",
+        ],
         "data_success_rate": success, "collection": stats,
         "controller_success": own, "controller_success_rate": own["success_rate"],
         "antmaze_config": asdict(cfg), "gymnasium_robotics": robotics_version(),

@@ -70,10 +70,9 @@ _FAMILIES: dict[str, dict] = {
         "observation qpos[:15] + qvel[:14] (no goal, no contact forces), sparse reward 1 within 0.5 of the goal "
         "(gymnasium-robotics: 0.45), the episode ends at the goal or after 700 steps, falling over does not end it; "
         "D4RL's start cell, goal cell and noise.",
-        "Frame: gymnasium-robotics' maze-centred frame, mirrored in y against D4RL's (x_ours = x_d4rl - 4, "
-        "y_ours = 4 - y_d4rl): start cell centre (-4, 4), goal cell centre (-4, -4) (D4RL: (0, 0) and (0, 8)). "
-        "A real D4RL AntMaze file's x, y columns are in D4RL's frame and do not fit without a conversion "
-        "(not written).",
+        "Coordinates are D4RL's (start cell centre (0, 0), goal cell centre (0, 8)): gymnasium-robotics gets the "
+        "(symmetric) U map upside down, which makes its world D4RL's shifted by (-4, -4), and x, y are reported "
+        "shifted back, so a real D4RL antmaze-umaze-v2 file fits column for column.",
         "The ant is gymnasium's ant.xml under MuJoCo 3+ (actions in [-1, 1]), not D4RL's locomotion ant.xml under "
         "mujoco-py; gains and masses were not compared.",
     )),
