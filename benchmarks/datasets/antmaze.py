@@ -37,6 +37,7 @@ rotated by minus that heading.
 from __future__ import annotations
 
 import math
+import os
 from collections import deque
 from dataclasses import dataclass
 
@@ -242,6 +243,10 @@ class AntMazeUMaze(gym.Env):
         self._maze_env = AntMazeEnv(maze_map=[list(r) for r in self.maze[::-1]], reward_type="sparse",
                                     continuing_task=True, reset_target=False)
         self.offset = simulator_offset(self.maze)
+        try:  # gymnasium-robotics leaves its generated model file in the temp directory; it is loaded now
+            os.remove(self._maze_env.tmp_xml_file_path)
+        except OSError:
+            pass
         self._ant = self._maze_env.ant_env
         self.action_space = self._ant.action_space
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(OBS_DIM,), dtype=np.float64)
