@@ -27,6 +27,7 @@ from benchmarks.datasets.antmaze import (  # noqa: E402
     WaypointPlanner,
     bfs_path,
     cell_to_xy,
+    distance_to_walls,
     free_cells,
     quat_mul,
     rotate_ant_state,
@@ -187,7 +188,7 @@ def test_bfs_rejects_walls_by_name():
 
 
 def test_waypoints_follow_the_corridor():
-    planner = WaypointPlanner(lookahead=1.0)
+    planner = WaypointPlanner()
     goal = cell_to_xy(GOAL_CELL) + [0.3, 0.2]
     east, south, west = 0.0, np.pi / 2, np.pi  # "south" = towards larger rows = +y in D4RL's frame
     for cell, expected in (((1, 1), east), ((1, 2), east), ((1, 3), south), ((2, 3), south), ((3, 3), west),
@@ -196,6 +197,32 @@ def test_waypoints_follow_the_corridor():
         heading = planner.heading(xy, goal)
         assert abs(np.angle(np.exp(1j * (heading - expected)))) < 0.5, (cell, heading)
     np.testing.assert_allclose(planner.waypoint(cell_to_xy(GOAL_CELL), goal), goal)  # in the goal cell: the goal
+
+
+def _distance_to_walls(xy) -> float:  # written out here, independently of antmaze.distance_to_walls
+    walls = [cell_to_xy((i, j)) for i, row in enumerate(U_MAZE) for j, v in enumerate(row) if v == 1]
+    return min(float(np.linalg.norm(np.maximum(np.abs(np.asarray(xy) - w) - 2.0, 0.0))) for w in walls)
+
+
+def test_distance_to_walls_matches_the_geometry():
+    rng = np.random.default_rng(0)
+    pts = rng.uniform(-6, 14, size=(200, 2))
+    np.testing.assert_allclose(distance_to_walls(pts), [_distance_to_walls(p) for p in pts])
+    assert distance_to_walls(np.array([0.0, 0.0])) == pytest.approx(2.0)  # the start cell's centre
+
+
+@pytest.mark.parametrize("start_cell", free_cells(U_MAZE))
+def test_a_point_following_the_planner_reaches_the_goal_clear_of_the_walls(start_cell):
+    """A point moving 1 m/s along the planner's heading (the ant's speed, none of its dynamics)."""
+    planner, goal = WaypointPlanner(), cell_to_xy(GOAL_CELL) + [0.7, 0.4]
+    xy = cell_to_xy(start_cell).copy()
+    for _ in range(MAX_EPISODE_STEPS):
+        if np.linalg.norm(xy - goal) <= SUCCESS_RADIUS:
+            break
+        h = planner.heading(xy, goal)
+        xy = xy + 0.05 * np.array([np.cos(h), np.sin(h)])  # 20 Hz control
+        assert _distance_to_walls(xy) >= 1.4, (start_cell, xy)
+    assert np.linalg.norm(xy - goal) <= SUCCESS_RADIUS, (start_cell, xy)
 
 
 # ----- steering ---------------------------------------------------------------------------------

@@ -125,18 +125,37 @@ def bfs_path(maze, start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[
     raise ValueError(f"no path from cell {start} to cell {goal}")
 
 
-class WaypointPlanner:
-    """Steers towards the centre of the next cell on a shortest path, then to the goal itself.
+def distance_to_walls(points, maze=U_MAZE, cell_size: float = CELL_SIZE) -> np.ndarray:
+    """Distance (m) from each (x, y) in ``points`` (shape (..., 2), D4RL's frame) to the nearest wall block."""
+    walls = np.array([cell_to_xy((i, j), cell_size=cell_size)
+                      for i, row in enumerate(maze) for j, v in enumerate(row) if v == 1])
+    gap = np.abs(np.asarray(points, dtype=np.float64)[..., None, :] - walls) - cell_size / 2
+    return np.linalg.norm(np.maximum(gap, 0.0), axis=-1).min(axis=-1)
 
-    D4RL's navigation policy re-plans from the ant's current cell at every step and aims at the
-    next cell's centre (the goal point inside the goal cell); so does this. ``lookahead`` (m):
-    once the ant is that close to the next cell's centre it aims one cell further, which rounds
-    the corners a little instead of stopping at every centre.
+
+class WaypointPlanner:
+    """The point to steer to: a shortest cell path (BFS), shortened by line of sight with a wall clearance.
+
+    The waypoints are the centres of the cells on a shortest path from the ant's cell to the
+    goal's cell, then the goal itself; the planner re-plans from the ant's current cell at
+    every step, as D4RL's navigation policy does. It aims at the farthest waypoint whose straight
+    segment from the ant stays ``clearance`` metres clear of every wall block (so it goes
+    straight down a corridor and does not cut corners); if none is, it aims at the centre of the
+    ant's own cell (it has drifted towards a wall), or at the next cell's centre once within
+    ``lookahead`` of its own. D4RL aimed at the next cell's centre, switching cells at their
+    centres (its ``_xy_to_rowcol`` is offset by half a cell), which also avoids cutting corners.
     """
 
-    def __init__(self, maze=U_MAZE, cell_size: float = CELL_SIZE, lookahead: float = 1.0):
-        self.maze, self.cell_size, self.lookahead = maze, cell_size, lookahead
+    def __init__(self, maze=U_MAZE, cell_size: float = CELL_SIZE, clearance: float = 1.5, lookahead: float = 1.0,
+                 spacing: float = 0.25):
+        self.maze, self.cell_size = maze, cell_size
+        self.clearance, self.lookahead, self.spacing = clearance, lookahead, spacing
         self._free = set(free_cells(maze))
+
+    def _clear(self, a: np.ndarray, b: np.ndarray) -> bool:
+        n = max(2, int(np.ceil(np.linalg.norm(b - a) / self.spacing)) + 1)
+        pts = a + np.linspace(0.0, 1.0, n)[:, None] * (b - a)
+        return bool(distance_to_walls(pts, self.maze, self.cell_size).min() >= self.clearance)
 
     def waypoint(self, xy, goal_xy) -> np.ndarray:
         xy = np.asarray(xy, dtype=np.float64)
@@ -146,13 +165,14 @@ class WaypointPlanner:
         if here not in self._free:  # pushed into a wall's footprint by contact: use the nearest free cell
             here = min(self._free, key=lambda c: float(np.linalg.norm(cell_to_xy(c, cell_size=self.cell_size) - xy)))
         path = bfs_path(self.maze, here, goal_cell)
-        targets = [cell_to_xy(c, cell_size=self.cell_size) for c in path[1:-1]] + [goal_xy]
         if len(path) == 1:
             return goal_xy
-        first = targets[0]
-        if len(targets) > 1 and np.linalg.norm(first - xy) < self.lookahead:
-            return targets[1]
-        return first
+        targets = [cell_to_xy(c, cell_size=self.cell_size) for c in path[1:-1]] + [goal_xy]
+        for target in reversed(targets):
+            if self._clear(xy, target):
+                return target
+        own = cell_to_xy(here, cell_size=self.cell_size)
+        return targets[0] if np.linalg.norm(own - xy) < self.lookahead else own
 
     def heading(self, xy, goal_xy) -> float:
         """The world angle (rad) from the ant's position to its current waypoint."""
