@@ -37,10 +37,12 @@ from benchmarks.datasets.antmaze import (  # noqa: E402
     yaw_of,
 )
 from benchmarks.datasets.antmaze_forge import (  # noqa: E402
+    AntMazeForgeConfig,
     MazeController,
     NumpyWalker,
     antmaze_forge_config,
     collect_antmaze,
+    from_forge_config,
     make_antmaze,
     walker_path,
 )
@@ -307,6 +309,18 @@ def _save_walker(root, actor: TanhGaussianActor) -> None:
     buf = io.BytesIO()
     torch.save(record, buf)
     atomic_write_bytes(walker_path(0, root), buf.getvalue())
+
+
+def test_forge_cli_options_map_onto_the_antmaze_recipe():
+    from benchmarks.datasets.forge import forge_config
+
+    cfg = from_forge_config(forge_config("antmaze-umaze-diverse", {"size": 5000, "sac_max_steps": 1000,
+                                                                   "target_score": 50.0, "seed": 2}))
+    assert (cfg.size, cfg.walker_max_steps, cfg.walker_threshold, cfg.seed, cfg.diverse) == (5000, 1000, 50.0, 2, True)
+    default = from_forge_config(forge_config("antmaze-umaze"))
+    assert default == AntMazeForgeConfig(name="antmaze-umaze") and not default.diverse
+    with pytest.raises(ValueError, match="walker_treshold"):
+        antmaze_forge_config("antmaze-umaze", {"walker_treshold": 1})
 
 
 def test_numpy_walker_is_the_actor_mean():
