@@ -98,7 +98,7 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     if runs.empty:
         return f"No table1 runs at preset {preset!r} under {root}.\n"
     lines = [f"## Finetuning gains at the `{preset}` preset (mean [95% bootstrap CI] over seeds)", "",
-             "| dataset | δ ODT (Table 1: 0.2m − offline runs) | δ ODT (within run) | δ IQL | δ ODT − δ IQL |",
+             "| dataset | δ ODT (Table 1: online − offline-protocol runs) | δ ODT (within run) | δ IQL | δ ODT − δ IQL |",
              "|---|---|---|---|---|"]
     for dataset in sorted(runs.dataset.unique(), key=list(agg_order(runs)).index):
         g = gains(runs, dataset, reps)
