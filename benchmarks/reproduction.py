@@ -11,6 +11,9 @@ IQL does. This module computes, from the ``table1`` runs of one preset:
     pretraining (paired by run);
   - delta IQL: each ``iql`` run's final score minus its score after offline training (paired);
   - delta ODT minus delta IQL (Table 1 style), with its interval;
+* the gain at the first online evaluation of each ``odt`` and ``iql`` run (ODT: after
+  ``eval_every_rounds`` rounds; IQL: after ``eval_every_samples`` samples), its score there
+  minus its score after pretraining: a fixed point of the curve, not a chosen best one;
 * the wall time of each method (minutes per run) and the compute the runs used in total.
 
 Bootstrap: percentile intervals from resampling seeds with replacement, seeded, so the same
@@ -83,6 +86,20 @@ def gains(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> dict[
     }
 
 
+def early_gains(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: str,
+                reps: int = BOOTSTRAP_REPS) -> tuple[Estimate, float]:
+    """(gain at the first online evaluation, mean online samples there) over complete runs."""
+    ok = set(_complete(runs, method, dataset).run_id)
+    e = curves[curves.run_id.isin(ok) & curves.phase.isin(["pretrain", "online"])].sort_values(["run_id", "step"])
+    gains_, samples = [], []
+    for _, run in e.groupby("run_id"):
+        pre, online = run[run.phase == "pretrain"], run[run.phase == "online"]
+        if len(pre) and len(online):
+            gains_.append(online.score_mean.iloc[0] - pre.score_mean.iloc[-1])
+            samples.append(online.online_samples.iloc[0])
+    return bootstrap_combination([(gains_, 1.0)], reps), float(np.mean(samples)) if samples else float("nan")
+
+
 def wall_times(runs: pd.DataFrame) -> pd.DataFrame:
     """Minutes per complete run by method and dataset: mean, min, max, count."""
     ok = runs[runs.status == "complete"].assign(minutes=lambda d: d.wall_time / 60.0)
@@ -100,10 +117,17 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     lines = [f"## Finetuning gains at the `{preset}` preset (mean [95% bootstrap CI] over seeds)", "",
              "| dataset | δ ODT (Table 1: online − offline-protocol runs) | δ ODT (within run) | δ IQL | δ ODT − δ IQL |",
              "|---|---|---|---|---|"]
-    for dataset in sorted(runs.dataset.unique(), key=list(agg_order(runs)).index):
+    for dataset in agg_order(runs):
         g = gains(runs, dataset, reps)
         lines.append(f"| {dataset} | {g['delta_odt'].text()} | {g['delta_odt_within_run'].text()} | "
                      f"{g['delta_iql'].text()} | {g['delta_odt_minus_delta_iql'].text()} |")
+    curves = agg.load_results(root, preset, "table1")
+    lines += ["", "## Gain at the first online evaluation (within run, mean [95% CI])", "",
+              "| dataset | ODT | ODT: online samples there | IQL | IQL: online samples there |",
+              "|---|---|---|---|---|"]
+    for dataset in agg_order(runs):
+        (odt, odt_n), (iql, iql_n) = (early_gains(curves, runs, dataset, m, reps) for m in ("odt", "iql"))
+        lines.append(f"| {dataset} | {odt.text()} | {odt_n:.0f} | {iql.text()} | {iql_n:.0f} |")
     lines += ["", "## Wall time per run (minutes; one CPU thread each, two runs at once)", "",
               "| method | dataset | mean | min | max | runs |", "|---|---|---|---|---|---|"]
     for _, r in wall_times(runs).iterrows():

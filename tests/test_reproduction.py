@@ -43,3 +43,16 @@ def test_gains_use_the_right_runs_and_ignore_incomplete_ones():
     wt = wall_times(_runs(rows)).set_index("method")
     assert wt.loc["odt", "mean"] == pytest.approx(10.0) and wt.loc["odt", "count"] == 5
     assert gains(_runs(rows), "walker2d-medium", reps=200)["delta_odt"].n == 0
+
+
+def test_early_gain_is_the_first_online_evaluation_minus_the_last_pretraining_one():
+    from benchmarks.reproduction import early_gains
+    rows = []
+    for run, (pre, first, last) in {"a": (40.0, 70.0, 20.0), "b": (50.0, 60.0, 55.0)}.items():
+        rows += [(run, 0, "pretrain", 0, 10.0), (run, 1, "pretrain", 0, pre),
+                 (run, 2, "online", 1500, first), (run, 3, "online", 5000, last)]
+    curves = pd.DataFrame(rows, columns=["run_id", "step", "phase", "online_samples", "score_mean"])
+    runs = _runs([("odt", "hopper-medium", "complete", 0, 0, 1)] * 2).assign(run_id=["a", "b"])
+    gain, samples = early_gains(curves, runs, "hopper-medium", "odt", reps=200)
+    assert gain.mean == pytest.approx(20.0) and samples == 1500 and gain.n == 2  # (30 + 10) / 2
+    assert early_gains(curves, runs.assign(status="failed"), "hopper-medium", "odt")[0].n == 0
