@@ -188,7 +188,7 @@ class ODTTrainer:
         self.counters.updates += 1
         metrics = {"loss": terms.loss.item(), "nll": terms.nll.item()}
         if self.cfg.model.stochastic:  # DT's deterministic head has no entropy and no lambda
-            metrics.update(entropy=terms.entropy.item(), **{"lambda": self.lam})
+            metrics["entropy"], metrics["lambda"] = terms.entropy.item(), self.lam
         self._running.add(metrics)
         return metrics
 
