@@ -39,13 +39,13 @@ from benchmarks.datasets.antmaze import (  # noqa: E402
 from benchmarks.datasets.antmaze_forge import (  # noqa: E402
     AntMazeForgeConfig,
     MazeController,
-    NumpyWalker,
     antmaze_forge_config,
     collect_antmaze,
     from_forge_config,
     make_antmaze,
     walker_path,
 )
+from benchmarks.datasets.forge import NumpyActor  # noqa: E402
 from odt.checkpoint import atomic_write_bytes  # noqa: E402
 
 
@@ -326,12 +326,12 @@ def test_forge_cli_options_map_onto_the_antmaze_recipe():
 def test_numpy_walker_is_the_actor_mean():
     actor = _tiny_walker()
     x = np.random.default_rng(0).normal(size=(5, 27))
-    np.testing.assert_allclose(NumpyWalker(actor).mean(x), actor.mean_action(torch.as_tensor(x, dtype=torch.float32))
+    np.testing.assert_allclose(NumpyActor(actor).mean(x), actor.mean_action(torch.as_tensor(x, dtype=torch.float32))
                                .detach().numpy(), atol=1e-5)
 
 
 def test_collection_is_seeded_and_flags_episode_ends():
-    ctrl = MazeController(NumpyWalker(_tiny_walker()), action_noise=0.2)
+    ctrl = MazeController(NumpyActor(_tiny_walker()), action_noise=0.2)
     a, stats = collect_antmaze(ctrl, 900, seed=3, diverse=True, episode_steps=200, progress=False)
     b, _ = collect_antmaze(ctrl, 900, seed=3, diverse=True, episode_steps=200, progress=False)
     for key in a:

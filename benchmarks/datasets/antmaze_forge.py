@@ -59,6 +59,7 @@ from benchmarks.datasets.antmaze import (
     steer,
     xy_to_cell,
 )
+from benchmarks.datasets.forge import ForgeConfig, NumpyActor, _write_dataset, load_first_actor
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir
 from odt.checkpoint import CheckpointManager, atomic_write_bytes
 from odt.config import ConfigError, apply_overrides
@@ -105,8 +106,6 @@ def antmaze_forge_config(name: str, overrides: dict | None = None) -> AntMazeFor
 
 def from_forge_config(fc) -> AntMazeForgeConfig:
     """Map the forge CLI's ForgeConfig onto this recipe (only the fields that mean the same here)."""
-    from benchmarks.datasets.forge import ForgeConfig
-
     base = ForgeConfig(name=fc.name)
     cfg = AntMazeForgeConfig(name=fc.name, seed=fc.seed, packaged_policy=fc.packaged_policy)
     if fc.size != base.size:
@@ -137,30 +136,10 @@ def packaged_walker_path(seed: int) -> Path:
 
 
 # ============================================================================ the controller
-class NumpyWalker:
-    """The tanh-Gaussian actor's mean action in numpy (one small MLP call per environment step)."""
-
-    def __init__(self, actor: TanhGaussianActor):
-        linears = [m for m in actor.net if isinstance(m, torch.nn.Linear)]
-        self.weights = [(m.weight.detach().numpy().T.astype(np.float64), m.bias.detach().numpy().astype(np.float64))
-                        for m in linears]
-        self.scale = actor.scale.numpy().astype(np.float64)
-        self.center = actor.center.numpy().astype(np.float64)
-
-    def mean(self, state: np.ndarray) -> np.ndarray:
-        x = np.asarray(state, dtype=np.float64)
-        for i, (w, b) in enumerate(self.weights):
-            x = x @ w + b
-            if i < len(self.weights) - 1:
-                x = np.maximum(x, 0.0)
-        mean = np.split(x, 2, axis=-1)[0]
-        return np.tanh(mean) * self.scale + self.center
-
-
 class MazeController:
     """Planner + walker: the action for a 29-dim AntMaze observation and a commanded goal."""
 
-    def __init__(self, walker: NumpyWalker, planner: WaypointPlanner | None = None, action_noise: float = 0.0):
+    def __init__(self, walker: NumpyActor, planner: WaypointPlanner | None = None, action_noise: float = 0.0):
         self.walker, self.planner, self.action_noise = walker, planner or WaypointPlanner(), action_noise
 
     def act(self, obs: np.ndarray, goal_xy, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -197,15 +176,9 @@ def controller_success(controller: MazeController, episodes: int, seed: int,
 
 # ============================================================================ the walker
 def load_walker(seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussianActor, dict]:
-    paths = [walker_path(seed, root)] + ([packaged_walker_path(seed)] if packaged else [])
-    for path in paths:
-        if path.exists():
-            rec = torch.load(path, map_location="cpu", weights_only=False)
-            actor = TanhGaussianActor(rec["obs_dim"], rec["act_dim"], rec["hidden_dim"], rec["n_hidden"],
-                                      rec["log_std_min"], rec["log_std_max"], rec["action_low"], rec["action_high"])
-            actor.load_state_dict(rec["actor"])
-            rec["path"] = str(path)
-            return actor.eval(), rec
+    found = load_first_actor([walker_path(seed, root)] + ([packaged_walker_path(seed)] if packaged else []))
+    if found is not None:
+        return found
     raise DatasetUnavailable(f"no ant walker for seed {seed} (looked in {walker_path(seed, root)} and "
                              f"{packaged_walker_path(seed)}); train it with: python -m benchmarks.datasets make "
                              "antmaze-umaze")
@@ -255,7 +228,7 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
         due = step - last >= cfg.maze_eval_every or step >= cfg.walker_max_steps
         if step < sac_cfg.warmup_steps or not due:
             return False
-        ctrl = MazeController(NumpyWalker(agent.actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise)
+        ctrl = MazeController(NumpyActor(agent.actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise)
         result = controller_success(ctrl, cfg.maze_eval_episodes, cfg.seed + step)
         curve[-1]["maze"] = result
         write_curve()
@@ -370,7 +343,6 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
 def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: bool = False,
                  progress: bool = True) -> dict:
     """Make ``antmaze-umaze`` or ``antmaze-umaze-diverse`` (training the walker first if needed)."""
-    from benchmarks.datasets.forge import ForgeConfig, _write_dataset
     from benchmarks.datasets.loading import card_path, generated_path
 
     if spec.level not in LEVELS:
@@ -387,7 +359,7 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
     except DatasetUnavailable:
         train_walker(cfg, root, progress)
         actor, record = load_walker(cfg.seed, root, packaged=False)
-    controller = MazeController(NumpyWalker(actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise)
+    controller = MazeController(NumpyActor(actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise)
     t0 = time.perf_counter()
     own = controller_success(controller, cfg.controller_eval_episodes, cfg.seed)
     t1 = time.perf_counter()
@@ -419,6 +391,6 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
     return card
 
 
-__all__ = ["AntMazeForgeConfig", "ControllerNotReady", "MazeController", "NumpyWalker", "antmaze_forge_config",
+__all__ = ["AntMazeForgeConfig", "ControllerNotReady", "MazeController", "antmaze_forge_config",
            "collect_antmaze", "controller_success", "from_forge_config", "load_walker", "make_antmaze",
            "train_walker"]

@@ -178,9 +178,9 @@ def _save_replay(spec: DatasetSpec, fc: ForgeConfig, replay: dict, record: dict,
 
 
 # ============================================================================ collection
-def load_policy(spec: DatasetSpec, seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussianActor, dict]:
-    """The medium behaviour policy: from the forge directory, else (if ``packaged``) the repository's."""
-    paths = [policy_path(spec, seed, root)] + ([packaged_policy_path(spec, seed)] if packaged else [])
+def load_first_actor(paths: list[Path]) -> tuple[TanhGaussianActor, dict] | None:
+    """The first saved policy record among ``paths`` that exists, as an actor in eval mode and
+    its record (with the path it came from); None if none exists."""
     for path in paths:
         if path.exists():
             rec = torch.load(path, map_location="cpu", weights_only=False)
@@ -189,14 +189,22 @@ def load_policy(spec: DatasetSpec, seed: int, root=None, packaged: bool = True) 
             actor.load_state_dict(rec["actor"])
             rec["path"] = str(path)
             return actor.eval(), rec
+    return None
+
+
+def load_policy(spec: DatasetSpec, seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussianActor, dict]:
+    """The medium behaviour policy: from the forge directory, else (if ``packaged``) the repository's."""
+    found = load_first_actor([policy_path(spec, seed, root)] + ([packaged_policy_path(spec, seed)] if packaged else []))
+    if found is not None:
+        return found
     raise DatasetUnavailable(f"no medium policy for {spec.family} seed {seed} (looked in "
                              f"{policy_path(spec, seed, root)} and {packaged_policy_path(spec, seed)})")
 
 
 class NumpyActor:
-    """The tanh-Gaussian actor's sampling path in numpy: collection calls it once per step, and at
-    batch size 1 numpy's small matmuls cost a fraction of a torch call (same math as
-    ``TanhGaussianActor.sample``)."""
+    """The tanh-Gaussian actor's sampling path and mean action in numpy: collection calls it once
+    per step, and at batch size 1 numpy's small matmuls cost a fraction of a torch call (same
+    math as ``TanhGaussianActor.sample`` and ``mean_action``)."""
 
     def __init__(self, actor: TanhGaussianActor):
         linears = [m for m in actor.net if isinstance(m, torch.nn.Linear)]
@@ -205,13 +213,21 @@ class NumpyActor:
         self.lo, self.hi = actor.log_std_min, actor.log_std_max
         self.scale, self.center = actor.scale.numpy().astype(np.float64), actor.center.numpy().astype(np.float64)
 
-    def sample(self, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def _heads(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = np.asarray(obs, dtype=np.float64)
         for i, (w, b) in enumerate(self.weights):
             x = x @ w + b
             if i < len(self.weights) - 1:
                 x = np.maximum(x, 0.0)
-        mean, log_std = np.split(x, 2, axis=-1)
+        mean, raw_log_std = np.split(x, 2, axis=-1)
+        return mean, raw_log_std
+
+    def mean(self, obs: np.ndarray) -> np.ndarray:
+        """The deterministic (mean) action, float64."""
+        return np.tanh(self._heads(obs)[0]) * self.scale + self.center
+
+    def sample(self, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        mean, log_std = self._heads(obs)
         log_std = self.lo + 0.5 * (self.hi - self.lo) * (np.tanh(log_std) + 1)
         u = mean + np.exp(log_std) * rng.standard_normal(mean.shape)
         return (np.tanh(u) * self.scale + self.center).astype(np.float32)
