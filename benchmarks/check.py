@@ -39,6 +39,7 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
+from odt.checkpoint import atomic_write_bytes
 from odt.config import PRESETS
 
 EXPECTED_DIR = Path(__file__).resolve().parent / "expected"
@@ -186,7 +187,6 @@ def _write_derived(path: Path, root: Path, preset: str) -> int:
         return 2
     existing = json.loads(path.read_text()) if path.exists() else {"rules": []}
     kept = [r for r in existing.get("rules", []) if "mean" not in r]  # hand-written rules stay
-    from odt.checkpoint import atomic_write_bytes
     atomic_write_bytes(path, (json.dumps({**existing, "rules": kept + derived}, indent=1) + "\n").encode())
     print(f"wrote {len(derived)} measured rules (+{len(kept)} kept) to {path}")
     return 0

@@ -34,6 +34,7 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
+from benchmarks.experiments import TABLE1_DATASETS
 from benchmarks.tables import write_text
 from odt.config import PRESETS
 
@@ -117,7 +118,7 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     lines = [f"## Finetuning gains at the `{preset}` preset (mean [95% bootstrap CI] over seeds)", "",
              "| dataset | δ ODT (Table 1: online − offline-protocol runs) | δ ODT (within run) | δ IQL | δ ODT − δ IQL |",
              "|---|---|---|---|---|"]
-    for dataset in agg_order(runs):
+    for dataset in dataset_order(runs):
         g = gains(runs, dataset, reps)
         lines.append(f"| {dataset} | {g['delta_odt'].text()} | {g['delta_odt_within_run'].text()} | "
                      f"{g['delta_iql'].text()} | {g['delta_odt_minus_delta_iql'].text()} |")
@@ -125,7 +126,7 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     lines += ["", "## Gain at the first online evaluation (within run, mean [95% CI])", "",
               "| dataset | ODT | ODT: online samples there | IQL | IQL: online samples there |",
               "|---|---|---|---|---|"]
-    for dataset in agg_order(runs):
+    for dataset in dataset_order(runs):
         (odt, odt_n), (iql, iql_n) = (early_gains(curves, runs, dataset, m, reps) for m in ("odt", "iql"))
         lines.append(f"| {dataset} | {odt.text()} | {odt_n:.0f} | {iql.text()} | {iql_n:.0f} |")
     lines += ["", "## Wall time per run (minutes; one CPU thread each, two runs at once)", "",
@@ -140,9 +141,8 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     return "\n".join(lines)
 
 
-def agg_order(runs: pd.DataFrame) -> list[str]:
+def dataset_order(runs: pd.DataFrame) -> list[str]:
     """Datasets in the paper's row order, then any others alphabetically."""
-    from benchmarks.experiments import TABLE1_DATASETS
     present = list(runs.dataset.unique())
     return [d for d in TABLE1_DATASETS if d in present] + sorted(d for d in present if d not in TABLE1_DATASETS)
 
