@@ -253,8 +253,11 @@ def test_raising_job_is_reported_with_its_log_while_the_others_finish(tmp_path):
     arrays = _array_ids(rec.logs_dir(tmp_path, "smoke", bad.experiment))
     assert len(arrays) == 1
     states = _sacct(arrays[0], want=3)
-    assert states == {f"{arrays[0]}_0": ["COMPLETED"], f"{arrays[0]}_1": ["FAILED"],
-                      f"{arrays[0]}_2": ["COMPLETED"]}, states
+    # the array is in seed-major order (the launcher sorts by seed), so the bad seed 7 is last
+    order = sorted([good[0], bad, good[1]], key=lambda spec: spec.seed)
+    expected = {f"{arrays[0]}_{i}": ["FAILED" if s is bad else "COMPLETED"]
+                for i, s in enumerate(order)}
+    assert order[-1] is bad and states == expected, states
 
 
 def test_job_killed_without_a_result_is_noticed_through_accounting(tmp_path):
