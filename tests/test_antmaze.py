@@ -33,6 +33,7 @@ from benchmarks.datasets.antmaze import (  # noqa: E402
     rotate_ant_state,
     sparse_reward,
     steer,
+    wrap_angle,
     xy_to_cell,
     yaw_of,
 )
@@ -42,11 +43,13 @@ from benchmarks.datasets.antmaze_forge import (  # noqa: E402
     antmaze_forge_config,
     collect_antmaze,
     from_forge_config,
+    check_walker_task,
     make_antmaze,
     walker_path,
 )
 from benchmarks.datasets.forge import NumpyActor  # noqa: E402
 from odt.checkpoint import atomic_write_bytes  # noqa: E402
+from odt.config import ConfigError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -272,8 +275,47 @@ def test_steering_maps_the_commanded_heading_to_plus_x():
     np.testing.assert_allclose(quat_mul([1, 0, 0, 0], state[1:5]), state[1:5])
 
 
-def test_directional_ant_rewards_velocity_along_the_command():
-    e = DirectionalAnt(turn_prob=0.0)
+@pytest.mark.parametrize("spread", [0.3, 1.5])
+def test_directional_ant_draws_headings_within_the_spread_of_the_torso_yaw(spread):
+    e = DirectionalAnt(turn_prob=1.0, heading_spread=spread)  # a new heading every step
+    try:
+        offsets = []
+        for seed in range(5):
+            e.reset(seed=seed)
+            for _ in range(20):
+                e.step(np.zeros(8))  # the heading is redrawn after the physics step, from the torso's new yaw
+                offsets.append(wrap_angle(e.heading - float(yaw_of(e._env.unwrapped.data.qpos[3:7]))))
+        offsets = np.array(offsets)
+        assert np.all(np.abs(offsets) <= spread + 1e-9)
+        assert offsets.min() < -0.5 * spread and offsets.max() > 0.5 * spread  # spread over the range, both sides
+    finally:
+        e.close()
+
+
+def test_wrap_angle_maps_into_minus_pi_to_pi():
+    angles = np.linspace(-10, 10, 101)
+    wrapped = np.array([wrap_angle(a) for a in angles])
+    assert np.all((wrapped >= -np.pi) & (wrapped < np.pi))
+    np.testing.assert_allclose(np.cos(wrapped), np.cos(angles), atol=1e-12)
+    np.testing.assert_allclose(np.sin(wrapped), np.sin(angles), atol=1e-12)
+
+
+def test_walker_training_is_not_resumed_under_another_task(tmp_path):
+    task = {"turn_prob": 0.01, "heading_spread": 1.0, "ctrl_cost_weight": 0.5}
+    check_walker_task(tmp_path, task)  # a new directory: the task is recorded
+    check_walker_task(tmp_path, dict(task))  # the same task: fine
+    with pytest.raises(ConfigError, match="heading_spread"):
+        check_walker_task(tmp_path, {**task, "heading_spread": 3.0})
+    old = tmp_path / "old"
+    (old / "sac").mkdir(parents=True)
+    (old / "sac" / "ckpt-000000001000.pt").write_bytes(b"")  # checkpoints from before tasks were recorded
+    with pytest.raises(ConfigError, match="move that directory aside"):
+        check_walker_task(old, task)
+
+
+@pytest.mark.parametrize("ctrl_cost_weight", [0.5, 0.1])
+def test_directional_ant_rewards_velocity_along_the_command(ctrl_cost_weight):
+    e = DirectionalAnt(turn_prob=0.0, ctrl_cost_weight=ctrl_cost_weight)
     try:
         obs, info = e.reset(seed=0)
         assert obs.shape == (27,)

@@ -215,6 +215,11 @@ def rotate_ant_state(state: np.ndarray, angle) -> np.ndarray:
     return s
 
 
+def wrap_angle(angle: float) -> float:
+    """``angle`` in [-pi, pi)."""
+    return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
 def steer(state: np.ndarray, heading) -> np.ndarray:
     """What a +x walker must see to walk along world ``heading``: the state rotated by -heading."""
     return rotate_ant_state(state, -np.asarray(heading, dtype=np.float64))
@@ -369,20 +374,27 @@ class DirectionalAnt(gym.Env):
     The observation is the 27-dim ant state rotated by minus the commanded heading (so "walk
     along +x" always means "walk along the command"); the reward is Ant's with the forward
     velocity replaced by the velocity along the heading: v . (cos h, sin h) + 1 (alive) -
-    0.5 |a|^2. The heading is drawn uniformly at reset and redrawn with probability
-    ``turn_prob`` per step, so the walker learns to turn as the maze's corners need. Ends when
-    the ant is unhealthy (torso height outside [0.2, 1]), as Ant-v5.
+    ``ctrl_cost_weight`` |a|^2. The heading is drawn at reset, and redrawn with probability
+    ``turn_prob`` per step, within ``heading_spread`` of the torso's current yaw (pi: anywhere),
+    so the walker learns to turn as the maze's corners need. Ends when the ant is unhealthy
+    (torso height outside [0.2, 1]), as Ant-v5.
     """
 
     metadata = {"render_modes": []}
 
-    def __init__(self, turn_prob: float = 1 / 150, max_episode_steps: int = 500):
+    def __init__(self, turn_prob: float = 1 / 150, max_episode_steps: int = 500,
+                 heading_spread: float = math.pi, ctrl_cost_weight: float = 0.5):
         self._env = gym.make("Ant-v5", include_cfrc_ext_in_observation=False, contact_cost_weight=0.0,
-                             max_episode_steps=max_episode_steps)
+                             ctrl_cost_weight=ctrl_cost_weight, max_episode_steps=max_episode_steps)
         self.turn_prob = turn_prob
+        self.heading_spread = heading_spread
         self.action_space = self._env.action_space
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(ANT_STATE_DIM,), dtype=np.float64)
         self.heading = 0.0
+
+    def _new_heading(self) -> float:
+        yaw = float(yaw_of(self._env.unwrapped.data.qpos[3:7]))
+        return wrap_angle(yaw + float(self.np_random.uniform(-self.heading_spread, self.heading_spread)))
 
     def _state(self) -> np.ndarray:
         d = self._env.unwrapped.data
@@ -391,7 +403,7 @@ class DirectionalAnt(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self._env.reset(seed=None if seed is None else int(seed))
-        self.heading = float(self.np_random.uniform(-np.pi, np.pi))
+        self.heading = self._new_heading()
         return steer(self._state(), self.heading), {"heading": self.heading}
 
     def step(self, action):
@@ -401,7 +413,7 @@ class DirectionalAnt(gym.Env):
         reward = along + info["reward_survive"] + info["reward_ctrl"]
         info = {"velocity_along": along, "heading": self.heading}
         if self.np_random.random() < self.turn_prob:
-            self.heading = float(self.np_random.uniform(-np.pi, np.pi))
+            self.heading = self._new_heading()
         return steer(self._state(), self.heading), reward, terminated, truncated, info
 
     def close(self) -> None:

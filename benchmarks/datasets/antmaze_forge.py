@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import math
 import signal
 import sys
 import threading
@@ -92,6 +93,11 @@ class AntMazeForgeConfig:
     eval_episodes: int = 5
     checkpoint_every: int = 10_000
     turn_prob: float = 1 / 150  # DirectionalAnt: per-step probability of a new commanded heading
+    # a new heading lies within this angle of the torso's yaw. With pi (anywhere) SAC stood still
+    # for 160k steps (velocity along the command 0.01 m/s): the alive bonus won over learning 360
+    # degrees of gaits at once. The maze's corners need turns of up to 90 degrees.
+    heading_spread: float = math.pi / 2
+    ctrl_cost_weight: float = 0.5  # Ant-v5's
     walker_episode_steps: int = 500
     sac_overrides: dict = field(default_factory=lambda: {"hidden_dim": 128, "batch_size": 128})
 
@@ -184,6 +190,26 @@ def load_walker(seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussi
                              "antmaze-umaze")
 
 
+def walker_task(cfg: AntMazeForgeConfig) -> dict:
+    """The settings that define the walker's training task: a checkpoint made under others is not resumed."""
+    return {"turn_prob": cfg.turn_prob, "heading_spread": cfg.heading_spread, "ctrl_cost_weight": cfg.ctrl_cost_weight,
+            "episode_steps": cfg.walker_episode_steps, "sac_overrides": dict(cfg.sac_overrides)}
+
+
+def check_walker_task(out: Path, task: dict) -> None:
+    """Record ``task`` in ``out``, or refuse (naming the fields) if ``out`` holds training under another task."""
+    path = out / "walker-task.json"
+    has_checkpoints = any((out / "sac").glob("ckpt-*.pt"))
+    stored = json.loads(path.read_text()) if path.exists() else ({"unknown": "no walker-task.json"} if has_checkpoints else None)
+    if stored is None:
+        atomic_write_bytes(path, json.dumps(task, indent=1).encode())
+        return
+    changed = sorted(k for k in set(stored) | set(task) if stored.get(k) != task.get(k))
+    if changed:
+        raise ConfigError(f"{out} holds walker training for another task (fields differ: {', '.join(changed)}); "
+                          f"move that directory aside to train the walker anew")
+
+
 def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> dict:
     """SAC on DirectionalAnt until the maze controller's success rate reaches the threshold.
 
@@ -198,9 +224,11 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
     overrides = {"online_samples": cfg.walker_max_steps, "eval_every": cfg.eval_every,
                  "eval_episodes": cfg.eval_episodes, "checkpoint_every": cfg.checkpoint_every, **cfg.sac_overrides}
     sac_cfg = sac_config(cfg.name, "paper", cfg.seed, overrides)
-    make_env = functools.partial(DirectionalAnt, turn_prob=cfg.turn_prob, max_episode_steps=cfg.walker_episode_steps)
+    make_env = functools.partial(DirectionalAnt, turn_prob=cfg.turn_prob, max_episode_steps=cfg.walker_episode_steps,
+                                 heading_spread=cfg.heading_spread, ctrl_cost_weight=cfg.ctrl_cost_weight)
     agent = SACAgent(sac_cfg, make_env, None, progress=progress)
     manager = CheckpointManager(out / "sac", keep=2)
+    check_walker_task(out, walker_task(cfg))
     curve_file = out / "walker-curve.json"
     curve: list[dict] = []
     loaded = manager.load_latest()
@@ -261,7 +289,7 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
             "log_std_min": agent.cfg.log_std_min, "log_std_max": agent.cfg.log_std_max,
             "action_low": agent.action_low, "action_high": agent.action_high,
             "task": {"env": "DirectionalAnt (Ant-v5, 27-dim state rotated into the commanded heading)",
-                     "turn_prob": cfg.turn_prob, "episode_steps": cfg.walker_episode_steps},
+                     **walker_task(cfg)},
             "seed": cfg.seed, "sac_config": asdict(agent.cfg), "sac_steps": agent.counters.online_samples,
             "sac_updates": agent.counters.updates, "sac_wall_time": agent.counters.wall_time,
             "threshold_success": cfg.walker_threshold, "maze_evaluation": maze,
