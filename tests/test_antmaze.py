@@ -41,9 +41,9 @@ from benchmarks.datasets.antmaze_forge import (  # noqa: E402
     AntMazeForgeConfig,
     MazeController,
     antmaze_forge_config,
+    check_walker_task,
     collect_antmaze,
     from_forge_config,
-    check_walker_task,
     make_antmaze,
     walker_path,
 )
