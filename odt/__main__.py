@@ -28,7 +28,7 @@ from odt.config import (
 )
 from odt.rollout import random_policy_episodes
 from odt.runtime import keep_freed_memory_in_heap
-from odt.train import ODTTrainer
+from odt.train import ODTTrainer, describe_row
 from odt.trajectories import Trajectories
 
 
@@ -50,7 +50,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a config field, e.g. --set model.embed_dim=64 --set online.online_samples=5000")
     p.add_argument("--checkpoint-dir", help="save checkpoints here and resume from the newest good one")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true", help="no progress bars (evaluations are still printed, a line each)")
     return p.parse_args(argv)
 
 
@@ -93,12 +93,15 @@ def main(argv: list[str] | None = None) -> int:
             trainer.load_state_dict(loaded.state)
             print(f"resumed from {loaded.path} at update {trainer.counters.updates}")
         save = lambda: manager.save(trainer.state_dict(), trainer.counters.updates)  # noqa: E731
-    trainer.pretrain(checkpoint=save)
-    final = trainer.finetune(checkpoint=save)
+    # with progress bars the trainer prints each evaluation above its bar; without, print them here
+    report = (lambda row: print(describe_row(row), flush=True)) if args.quiet else None
+    pretrained = trainer.pretrain(log=report, checkpoint=save)
+    final = trainer.finetune(log=report, checkpoint=save) or pretrained
     trainer.close()
     if final is not None:
         print(f"final: return {final['return_mean']:.1f} +- {final['return_std']:.1f} "
-              f"after {trainer.counters.online_samples} online samples, lambda {trainer.lam:.4f}")
+              f"after {trainer.counters.updates} updates and {trainer.counters.online_samples} online samples, "
+              f"lambda {trainer.lam:.4f}")
     return 0
 
 

@@ -227,7 +227,7 @@ class ODTTrainer:
 
     def _say(self, bar: tqdm, row: dict) -> None:
         if self.progress:
-            bar.write(_describe(row))
+            bar.write(describe_row(row))
 
     # ----- Algorithm 2 on the offline data -----------------------------------------------
     def pretrain(self, log: Logger | None = None, checkpoint: Callable[[], None] | None = None) -> dict | None:
@@ -349,7 +349,7 @@ class ODTTrainer:
         self._envs.close()
 
 
-def _describe(row: dict) -> str:
+def describe_row(row: dict) -> str:
     score = f" score {row['score_mean']:.1f}" if "score_mean" in row else ""
     lam = f" lambda {row['lambda']:.4f}" if "lambda" in row else ""
     return (f"[{row['phase']}] updates {row['updates']} samples {row['online_samples']} "

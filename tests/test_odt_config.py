@@ -67,3 +67,13 @@ def test_cli_reports_bad_input_without_a_traceback(capsys):
     assert "needs --env" in capsys.readouterr().err
     assert odt_main(["--env", "Hopper-v5", "--set", "optim.lr=abc"]) == 2
     assert "optim.lr" in capsys.readouterr().err
+
+
+def test_cli_prints_every_evaluation_and_the_final_one_when_quiet(capsys):
+    # --quiet drops the progress bars, not the results (an offline run used to print nothing at all)
+    assert odt_main(["--env", "Hopper-v5", "--preset", "smoke", "--protocol", "offline", "--quiet",
+                     "--random-steps", "300", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    evals = [line for line in out.splitlines() if line.startswith("[pretrain] updates")]
+    assert len(evals) == 2 and "updates 20 " in evals[0] and "updates 40 " in evals[1]
+    assert "final: return" in out and "after 40 updates and 0 online samples" in out
