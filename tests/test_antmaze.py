@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import itertools
 
@@ -313,6 +314,30 @@ def test_walker_training_is_not_resumed_under_another_task(tmp_path):
         check_walker_task(old, task)
 
 
+def test_walker_warm_start_continues_the_ant_forge_sac_or_says_how_to_make_it(tmp_path):
+    import functools
+
+    from baselines.sac import SACAgent, sac_config
+    from benchmarks.datasets.antmaze_forge import warm_start_walker
+    from odt.checkpoint import CheckpointManager
+
+    cfg = antmaze_forge_config("antmaze-umaze")
+    make = functools.partial(DirectionalAnt, max_episode_steps=20)
+    sac = sac_config("antmaze-umaze", "smoke", 0, {"hidden_dim": 16, "warmup_steps": 10, "online_samples": 60})
+    with pytest.raises(DatasetUnavailable, match="make ant-medium --train"):
+        warm_start_walker(SACAgent(sac, make, None, progress=False), cfg, tmp_path)
+    ant = SACAgent(sac, make, None, progress=False)
+    for _ in range(40):  # some training, so that the state is not the initial one
+        ant.env_step()
+    CheckpointManager(tmp_path / "forge" / "ant-seed0" / "sac").save({"agent": ant.state_dict(), "curve": []}, 40)
+    walker = SACAgent(dataclasses.replace(sac, seed=5), make, None, progress=False)
+    row = warm_start_walker(walker, cfg, tmp_path)
+    assert row["phase"] == "warm start" and row["online_samples"] == 40 == walker.counters.online_samples
+    for a, b in zip(ant.actor.parameters(), walker.actor.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert walker.buffer.size == ant.buffer.size == 40 and walker.alpha == pytest.approx(ant.alpha)
+
+
 @pytest.mark.parametrize("ctrl_cost_weight", [0.5, 0.1])
 def test_directional_ant_rewards_velocity_along_the_command(ctrl_cost_weight):
     e = DirectionalAnt(turn_prob=0.0, ctrl_cost_weight=ctrl_cost_weight)
@@ -328,7 +353,8 @@ def test_directional_ant_rewards_velocity_along_the_command(ctrl_cost_weight):
             obs, reward, term, trunc, info = e.step(act)
             along = (inner.data.body("torso").xpos[:2] - before) / inner.dt @ u
             assert info["velocity_along"] == pytest.approx(along, rel=1e-6, abs=1e-9)
-            assert reward == pytest.approx(along + 1.0 - inner._ctrl_cost_weight * float(np.square(act).sum()),
+            assert inner._ctrl_cost_weight == ctrl_cost_weight
+            assert reward == pytest.approx(along + 1.0 - ctrl_cost_weight * float(np.square(act).sum()),
                                            rel=1e-6)
             state = np.concatenate([inner.data.qpos[2:15], inner.data.qvel[:14]])
             np.testing.assert_allclose(obs, steer(state, e.heading))

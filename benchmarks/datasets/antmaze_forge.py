@@ -60,8 +60,14 @@ from benchmarks.datasets.antmaze import (
     steer,
     xy_to_cell,
 )
-from benchmarks.datasets.forge import ForgeConfig, NumpyActor, _write_dataset, load_first_actor
-from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir
+from benchmarks.datasets.forge import (
+    ForgeConfig,
+    NumpyActor,
+    _write_dataset,
+    family_dir,
+    load_first_actor,
+)
+from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
 from odt.checkpoint import CheckpointManager, atomic_write_bytes
 from odt.config import ConfigError, apply_overrides
 from odt.train import StopRequested
@@ -98,6 +104,11 @@ class AntMazeForgeConfig:
     # degrees of gaits at once. The maze's corners need turns of up to 90 degrees.
     heading_spread: float = math.pi / 2
     ctrl_cost_weight: float = 0.5  # Ant-v5's
+    # "ant-sac": continue the ant-medium forge's SAC (actor, critics, temperature, optimisers and
+    # its replay of plain Ant-v5, which is DirectionalAnt with heading 0 up to a 5e-4 contact
+    # cost), whose policy already walks about 0.5 m/s along any heading through the rotation.
+    # From scratch ("scratch"), SAC stood still for the first 100k+ steps in every variant tried.
+    walker_init: str = "ant-sac"
     walker_episode_steps: int = 500
     sac_overrides: dict = field(default_factory=lambda: {"hidden_dim": 128, "batch_size": 128})
 
@@ -193,7 +204,20 @@ def load_walker(seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussi
 def walker_task(cfg: AntMazeForgeConfig) -> dict:
     """The settings that define the walker's training task: a checkpoint made under others is not resumed."""
     return {"turn_prob": cfg.turn_prob, "heading_spread": cfg.heading_spread, "ctrl_cost_weight": cfg.ctrl_cost_weight,
-            "episode_steps": cfg.walker_episode_steps, "sac_overrides": dict(cfg.sac_overrides)}
+            "episode_steps": cfg.walker_episode_steps, "sac_overrides": dict(cfg.sac_overrides), "init": cfg.walker_init}
+
+
+def warm_start_walker(agent: SACAgent, cfg: AntMazeForgeConfig, root=None) -> dict:
+    """Load the ant-medium forge's latest SAC checkpoint into ``agent``; the curve row that says so."""
+    src = family_dir(get_spec("ant-medium"), cfg.seed, root) / "sac"
+    warm = CheckpointManager(src, keep=2).load_latest()
+    if warm.state is None:
+        raise DatasetUnavailable(
+            f"the ant walker starts from the ant-medium forge's SAC (walker_init='ant-sac') and {src} holds no "
+            "checkpoint; train it with: python -m benchmarks.datasets make ant-medium --train (about 20 min)")
+    agent.load_state_dict(warm.state["agent"])
+    print(f"[antmaze] the walker starts from {warm.path} (SAC step {agent.counters.online_samples})", file=sys.stderr)
+    return {"phase": "warm start", "source": str(warm.path), "online_samples": agent.counters.online_samples}
 
 
 def check_walker_task(out: Path, task: dict) -> None:
@@ -239,6 +263,10 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
         curve = loaded.state["curve"]
         print(f"[antmaze] resumed the walker's SAC from {loaded.path.name} at step "
               f"{agent.counters.online_samples}", file=sys.stderr)
+    elif cfg.walker_init == "ant-sac":
+        curve = [warm_start_walker(agent, cfg, root)]
+    elif cfg.walker_init != "scratch":
+        raise ConfigError(f"walker_init={cfg.walker_init!r}: 'ant-sac' or 'scratch'")
 
     def write_curve() -> None:
         atomic_write_bytes(curve_file, json.dumps(curve, indent=1).encode())
@@ -290,6 +318,7 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
             "action_low": agent.action_low, "action_high": agent.action_high,
             "task": {"env": "DirectionalAnt (Ant-v5, 27-dim state rotated into the commanded heading)",
                      **walker_task(cfg)},
+            "warm_start": next((r for r in curve if r.get("phase") == "warm start"), None),
             "seed": cfg.seed, "sac_config": asdict(agent.cfg), "sac_steps": agent.counters.online_samples,
             "sac_updates": agent.counters.updates, "sac_wall_time": agent.counters.wall_time,
             "threshold_success": cfg.walker_threshold, "maze_evaluation": maze,
