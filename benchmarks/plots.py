@@ -196,6 +196,23 @@ def draw_lambda(df, fig):
     return pd.concat(parts, ignore_index=True) if parts else e
 
 
+def draw_curriculum(df, fig):
+    """Fig. 6: the exploration RTG each variant conditioned on (left) and the return (right)."""
+    e = evals(df)
+    e = e[e["phase"] == "online"] if "phase" in e else e
+    cols = [c for c in ("exploration_rtg", _y(e)) if c in e and e[c].notna().any()]
+    axes = fig.subplots(1, len(cols), squeeze=False)[0]
+    parts = []
+    for ax, c in zip(axes, cols):
+        d = on_grid(e.dropna(subset=[c]), "online_samples", c, ["variant"])
+        sns.lineplot(d, x="online_samples", y=c, hue="variant", hue_order=_order(d["variant"]), errorbar=BAND,
+                     ax=ax, **BOOT)
+        ax.set_xlabel("online samples")
+        ax.set_title({"exploration_rtg": "exploration RTG", "score_mean": "normalized return"}.get(c, c))
+        parts.append(d.assign(metric=c).rename(columns={c: "value"}))
+    return pd.concat(parts, ignore_index=True) if parts else e
+
+
 def draw_stability(df, fig):
     return _curves(df, fig, hue="method")
 
@@ -207,7 +224,7 @@ FIGURES = [
     Figure("g_eval", "g_eval", "Fig. 3 / 5 (L): return against g_eval", draw_g_eval, (10, 4)),
     Figure("g_online", "g_online", "Fig. 5 (R): final return against g_online", draw_variant_final),
     Figure("g_online_curves", "g_online", "g_online: learning curves", draw_variant_curves),
-    Figure("curriculum", "curriculum", "Fig. 6: curriculum exploration RTG vs fixed g_online", draw_variant_curves),
+    Figure("curriculum", "curriculum", "Fig. 6: curriculum exploration RTG vs fixed g_online", draw_curriculum, (10, 4)),
     Figure("hindsight", "hindsight", "Fig. 7: hindsight return relabeling on / off", draw_variant_curves),
     Figure("buffer_init", "buffer_init", "Fig. 8: replay buffer initialisation, top-N vs random", draw_variant_curves_by_dataset, (14, 3.5)),
     Figure("eval_context", "eval_context", "Fig. 9: evaluation context length 1 vs 5 (ant-medium-replay)", draw_grid_final, (9, 4)),

@@ -293,3 +293,19 @@ def test_shipped_ranges_parse_and_name_known_things(preset):
             (d,) = r["datasets"]
             means = [v[0] for v in ref[d].values() if isinstance(v, list)]
             assert any(r["min"] < m < r["max"] for m in means)
+
+
+def test_curriculum_figure_draws_the_exploration_rtg_beside_the_return(tmp_path):
+    root = tmp_path / "results"
+    for variant, rtgs in (("curriculum", (2000.0, 2600.0)), ("fixed", (7200.0, 7200.0))):
+        for seed in range(2):
+            spec = fake_run(root, "odt", "hopper-medium", seed, experiment="curriculum", variant=variant)
+            curve = [{"phase": "pretrain", "updates": 10, "online_samples": 0, "score_mean": 40.0}]
+            curve += [{"phase": "online", "updates": 10 * (i + 2), "online_samples": 100 * (i + 1),
+                       "score_mean": 50.0 + i, "exploration_rtg": g} for i, g in enumerate(rtgs)]
+            rec.write_curve(rec.run_dir(root, spec) / rec.CURVE, curve)
+    plots.make_plots(root, tmp_path / "figs", ["smoke"], names=["curriculum"])
+    data = pd.read_csv(tmp_path / "figs" / "smoke" / "curriculum.csv")
+    assert set(data.metric) == {"exploration_rtg", "score_mean"}
+    last = data[data.metric == "exploration_rtg"].groupby("variant")["value"].max()
+    assert last["curriculum"] == pytest.approx(2600.0) and last["fixed"] == pytest.approx(7200.0)
