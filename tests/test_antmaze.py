@@ -314,6 +314,22 @@ def test_walker_training_is_not_resumed_under_another_task(tmp_path):
         check_walker_task(old, task)
 
 
+def test_controller_commands_at_most_max_turn_from_the_torso_yaw():
+    class FixedPlanner:
+        def __init__(self, heading):
+            self.h = heading
+
+        def heading(self, xy, goal):
+            return self.h
+
+    for yaw, planned, expected in ((0.0, 0.5, 0.5), (0.0, np.pi / 2, np.pi / 3), (0.0, -2.5, -np.pi / 3),
+                                   (3.0, -3.0, -3.0), (3.0, 0.0, 3.0 - np.pi / 3)):
+        obs = np.zeros(29)
+        obs[3:7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]  # a rotation by yaw about z
+        command = MazeController(None, FixedPlanner(planned), max_turn=np.pi / 3).command(obs, (0.0, 0.0))
+        assert wrap_angle(command - expected) == pytest.approx(0.0, abs=1e-9), (yaw, planned, command)
+
+
 def test_walker_warm_start_continues_the_ant_forge_sac_or_says_how_to_make_it(tmp_path):
     import functools
 

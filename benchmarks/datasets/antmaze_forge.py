@@ -58,7 +58,9 @@ from benchmarks.datasets.antmaze import (
     free_cells,
     robotics_version,
     steer,
+    wrap_angle,
     xy_to_cell,
+    yaw_of,
 )
 from benchmarks.datasets.forge import (
     ForgeConfig,
@@ -88,6 +90,7 @@ class AntMazeForgeConfig:
     episode_steps: int = MAX_EPISODE_STEPS  # time limit of a collected episode
     action_noise: float = 0.2  # std of the Gaussian added to the walker's mean action (D4RL's --noisy)
     lookahead: float = 1.0  # planner: aim one cell further within this distance (m) of a cell centre
+    max_turn_deg: float = 60.0  # controller: commands at most this far from the torso's yaw
     controller_eval_episodes: int = 50  # episodes to measure the controller's own success rate for the card
     packaged_policy: bool = True  # use benchmarks/datasets/policies/ant-walker-seed<S>.pt if present
     # ----- walker training (SAC on DirectionalAnt) -----
@@ -156,12 +159,20 @@ def packaged_walker_path(seed: int) -> Path:
 class MazeController:
     """Planner + walker: the action for a 29-dim AntMaze observation and a commanded goal."""
 
-    def __init__(self, walker: NumpyActor, planner: WaypointPlanner | None = None, action_noise: float = 0.0):
+    def __init__(self, walker: NumpyActor, planner: WaypointPlanner | None = None, action_noise: float = 0.0,
+                 max_turn: float = math.radians(60)):
         self.walker, self.planner, self.action_noise = walker, planner or WaypointPlanner(), action_noise
+        self.max_turn = max_turn
+
+    def command(self, obs: np.ndarray, goal_xy) -> float:
+        """The planner's heading, at most ``max_turn`` from the torso's yaw: the walker was trained
+        on commands within 90 degrees of its yaw, and froze at a corner's 100-degree command."""
+        heading = self.planner.heading(obs[:2], goal_xy)
+        yaw = float(yaw_of(obs[3:7]))
+        return yaw + float(np.clip(wrap_angle(heading - yaw), -self.max_turn, self.max_turn))
 
     def act(self, obs: np.ndarray, goal_xy, rng: np.random.Generator | None = None) -> np.ndarray:
-        heading = self.planner.heading(obs[:2], goal_xy)
-        action = self.walker.mean(steer(obs[2:], heading))
+        action = self.walker.mean(steer(obs[2:], self.command(obs, goal_xy)))
         if self.action_noise > 0:
             action = action + self.action_noise * rng.standard_normal(action.shape)
         return np.clip(action, -1.0, 1.0).astype(np.float32)
@@ -284,7 +295,8 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
         due = step - last >= cfg.maze_eval_every or step >= cfg.walker_max_steps
         if step < sac_cfg.warmup_steps or not due:
             return False
-        ctrl = MazeController(NumpyActor(agent.actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise)
+        ctrl = MazeController(NumpyActor(agent.actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise,
+                              math.radians(cfg.max_turn_deg))
         result = controller_success(ctrl, cfg.maze_eval_episodes, cfg.seed + step)
         curve[-1]["maze"] = result
         write_curve()
@@ -416,7 +428,8 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
     except DatasetUnavailable:
         train_walker(cfg, root, progress)
         actor, record = load_walker(cfg.seed, root, packaged=False)
-    controller = MazeController(NumpyActor(actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise)
+    controller = MazeController(NumpyActor(actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise,
+                                math.radians(cfg.max_turn_deg))
     t0 = time.perf_counter()
     own = controller_success(controller, cfg.controller_eval_episodes, cfg.seed)
     t1 = time.perf_counter()
