@@ -94,9 +94,13 @@ class OnlineConfig:
     buffer_init: str = "top"  # "top" | "random"
     sampling: str = "length"  # "length" | "return"
     eval_every_rounds: int = 10
+    # learning rate from the first online round on; None: optim.lr, as in the paper (one rate
+    # throughout). A diagnostic knob: no preset sets it.
+    lr: float | None = None
 
     def validate(self) -> None:
         _check(self.online_samples >= 0, "online.online_samples", self.online_samples, ">= 0")
+        _check(self.lr is None or self.lr > 0, "online.lr", self.lr, "> 0 or None")
         _check(self.updates_per_round >= 1, "online.updates_per_round", self.updates_per_round, ">= 1")
         _check(self.buffer_size >= 1, "online.buffer_size", self.buffer_size, ">= 1")
         _check(self.exploration_rtg in ("fixed", "curriculum"), "online.exploration_rtg", self.exploration_rtg, "fixed | curriculum")

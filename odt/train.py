@@ -258,6 +258,10 @@ class ODTTrainer:
         self._say(bar, row)
         k.pretrain_done = True
         k.wall_time += time.perf_counter() - start
+        if c.online.lr is not None:  # the warmup factor keeps applying to the new base rate
+            self.scheduler.base_lrs = [c.online.lr for _ in self.optimizer.param_groups]
+            for group in self.optimizer.param_groups:
+                group["lr"] = c.online.lr * warmup_factor(self.scheduler.last_epoch, c.optim.warmup_steps)
         self.buffer = TrajectoryBuffer.from_offline(self.dataset, c.online.buffer_size,
                                                     c.online.buffer_init, self.rng)
         self._save(checkpoint)

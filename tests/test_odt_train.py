@@ -181,3 +181,19 @@ def test_nan_parameters_stop_before_a_checkpoint_is_written(hopper_random, tmp_p
     with pytest.raises(TrainingDiverged):
         trainer._save(lambda: manager.save(trainer.state_dict(), 1))
     assert [p.name for p in manager.paths()] == ["ckpt-000000000000.pt"]
+
+
+def test_online_lr_takes_over_after_pretraining_and_survives_a_checkpoint(hopper_random):
+    cfg = _cfg(**{"optim.lr": 1e-3, "online.lr": 2e-4, "optim.warmup_steps": 10})
+    trainer = ODTTrainer(cfg, hopper_random, make_hopper, progress=False)
+    trainer.pretrain()
+    assert [g["lr"] for g in trainer.optimizer.param_groups] == pytest.approx([2e-4])
+    trainer.update(trainer.batch_tensors(trainer.buffer))  # the scheduler keeps the new base rate
+    assert [g["lr"] for g in trainer.optimizer.param_groups] == pytest.approx([2e-4])
+    resumed = ODTTrainer(cfg, hopper_random, make_hopper, progress=False)
+    resumed.load_state_dict(trainer.state_dict())
+    resumed.update(resumed.batch_tensors(resumed.buffer))
+    assert [g["lr"] for g in resumed.optimizer.param_groups] == pytest.approx([2e-4])
+    same = ODTTrainer(_cfg(**{"optim.lr": 1e-3, "optim.warmup_steps": 10}), hopper_random, make_hopper, progress=False)
+    same.pretrain()  # without online.lr the paper's single rate stays
+    assert [g["lr"] for g in same.optimizer.param_groups] == pytest.approx([1e-3])
