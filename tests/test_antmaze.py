@@ -34,6 +34,7 @@ from benchmarks.datasets.antmaze import (  # noqa: E402
     rotate_ant_state,
     sparse_reward,
     steer,
+    torso_upright,
     wrap_angle,
     xy_to_cell,
     yaw_of,
@@ -289,6 +290,25 @@ def test_directional_ant_draws_headings_within_the_spread_of_the_torso_yaw(sprea
         offsets = np.array(offsets)
         assert np.all(np.abs(offsets) <= spread + 1e-9)
         assert offsets.min() < -0.5 * spread and offsets.max() > 0.5 * spread  # spread over the range, both sides
+    finally:
+        e.close()
+
+
+@pytest.mark.parametrize("end_when_flipped", [True, False])
+def test_directional_ant_ends_an_episode_on_its_back_only_when_asked(end_when_flipped):
+    e = DirectionalAnt(turn_prob=0.0, end_when_flipped=end_when_flipped)
+    try:
+        e.reset(seed=0)
+        inner = e._env.unwrapped
+        qpos, qvel = inner.data.qpos.copy(), np.zeros_like(inner.data.qvel)
+        assert torso_upright(qpos[3:7]) > 0.9
+        _, _, term, _, _ = e.step(np.zeros(8))
+        assert not term  # upright and healthy
+        qpos[2], qpos[3:7] = 0.5, [0.0, 1.0, 0.0, 0.0]  # rolled 180 degrees: on its back, inside Ant-v5's healthy height
+        inner.set_state(qpos, qvel)
+        assert torso_upright(inner.data.qpos[3:7]) == pytest.approx(-1.0)
+        _, _, term, _, _ = e.step(np.zeros(8))
+        assert term is end_when_flipped
     finally:
         e.close()
 

@@ -215,6 +215,12 @@ def rotate_ant_state(state: np.ndarray, angle) -> np.ndarray:
     return s
 
 
+def torso_upright(quat) -> float:
+    """The world-z component of the body's z axis for a (w, x, y, z) quaternion: 1 upright, -1 on its back."""
+    w, x, y, z = (float(v) for v in quat)
+    return 1.0 - 2.0 * (x * x + y * y)
+
+
 def wrap_angle(angle: float) -> float:
     """``angle`` in [-pi, pi)."""
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
@@ -377,17 +383,20 @@ class DirectionalAnt(gym.Env):
     ``ctrl_cost_weight`` |a|^2. The heading is drawn at reset, and redrawn with probability
     ``turn_prob`` per step, within ``heading_spread`` of the torso's current yaw (pi: anywhere),
     so the walker learns to turn as the maze's corners need. Ends when the ant is unhealthy
-    (torso height outside [0.2, 1]), as Ant-v5.
+    (torso height outside [0.2, 1]), as Ant-v5, and (``end_when_flipped``) when the torso is
+    tilted past 90 degrees: Ant-v5 counts an ant on its back at height 0.27 as healthy, the
+    walker never learned to avoid flipping, and every frozen maze episode traced was a flipped ant.
     """
 
     metadata = {"render_modes": []}
 
     def __init__(self, turn_prob: float = 1 / 150, max_episode_steps: int = 500,
-                 heading_spread: float = math.pi, ctrl_cost_weight: float = 0.5):
+                 heading_spread: float = math.pi, ctrl_cost_weight: float = 0.5, end_when_flipped: bool = False):
         self._env = gym.make("Ant-v5", include_cfrc_ext_in_observation=False, contact_cost_weight=0.0,
                              ctrl_cost_weight=ctrl_cost_weight, max_episode_steps=max_episode_steps)
         self.turn_prob = turn_prob
         self.heading_spread = heading_spread
+        self.end_when_flipped = end_when_flipped
         self.action_space = self._env.action_space
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(ANT_STATE_DIM,), dtype=np.float64)
         self.heading = 0.0
@@ -408,6 +417,8 @@ class DirectionalAnt(gym.Env):
 
     def step(self, action):
         _, _, terminated, truncated, info = self._env.step(action)
+        if self.end_when_flipped and torso_upright(self._env.unwrapped.data.qpos[3:7]) < 0.0:
+            terminated = True
         v = np.array([info["x_velocity"], info["y_velocity"]])
         along = float(v @ np.array([math.cos(self.heading), math.sin(self.heading)]))
         reward = along + info["reward_survive"] + info["reward_ctrl"]

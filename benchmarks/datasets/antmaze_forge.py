@@ -107,6 +107,7 @@ class AntMazeForgeConfig:
     # degrees of gaits at once. The maze's corners need turns of up to 90 degrees.
     heading_spread: float = math.pi / 2
     ctrl_cost_weight: float = 0.5  # Ant-v5's
+    end_when_flipped: bool = True  # DirectionalAnt: a torso tilted past 90 degrees ends the episode
     # "ant-sac": continue the ant-medium forge's SAC (actor, critics, temperature, optimisers and
     # its replay of plain Ant-v5, which is DirectionalAnt with heading 0 up to a 5e-4 contact
     # cost), whose policy already walks about 0.5 m/s along any heading through the rotation.
@@ -215,7 +216,8 @@ def load_walker(seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussi
 def walker_task(cfg: AntMazeForgeConfig) -> dict:
     """The settings that define the walker's training task: a checkpoint made under others is not resumed."""
     return {"turn_prob": cfg.turn_prob, "heading_spread": cfg.heading_spread, "ctrl_cost_weight": cfg.ctrl_cost_weight,
-            "episode_steps": cfg.walker_episode_steps, "sac_overrides": dict(cfg.sac_overrides), "init": cfg.walker_init}
+            "episode_steps": cfg.walker_episode_steps, "sac_overrides": dict(cfg.sac_overrides), "init": cfg.walker_init,
+            "end_when_flipped": cfg.end_when_flipped}
 
 
 def warm_start_walker(agent: SACAgent, cfg: AntMazeForgeConfig, root=None) -> dict:
@@ -260,7 +262,8 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
                  "eval_episodes": cfg.eval_episodes, "checkpoint_every": cfg.checkpoint_every, **cfg.sac_overrides}
     sac_cfg = sac_config(cfg.name, "paper", cfg.seed, overrides)
     make_env = functools.partial(DirectionalAnt, turn_prob=cfg.turn_prob, max_episode_steps=cfg.walker_episode_steps,
-                                 heading_spread=cfg.heading_spread, ctrl_cost_weight=cfg.ctrl_cost_weight)
+                                 heading_spread=cfg.heading_spread, ctrl_cost_weight=cfg.ctrl_cost_weight,
+                                 end_when_flipped=cfg.end_when_flipped)
     agent = SACAgent(sac_cfg, make_env, None, progress=progress)
     manager = CheckpointManager(out / "sac", keep=2)
     check_walker_task(out, walker_task(cfg))
