@@ -21,6 +21,9 @@ Experiments (paper section in brackets):
 * ``lambda``: Fig. 12, entropy and lambda from several initial lambdas.
 * ``sampling``: appendix F, trajectory sampling by length against by return.
 * ``stability``: Fig. 11, online curves of ODT, IQL and SAC on hopper-medium.
+* ``finetune_lr`` (not in the paper): ODT finetuned at the paper's learning rate of Table C.4
+  (``online.lr``), a diagnostic of the ``cpu`` preset, which raises LAMB rates below 1e-3 to
+  1e-3 for pretraining and finetuning alike. Compare with ``table1``'s ``odt`` runs.
 
 Ablations that change ODT's internals (overrides of ``odt.config`` fields) use the ``odt``
 method; the methods of ``table1``/``stability`` are taken from ``benchmarks.methods.METHODS``
@@ -202,7 +205,15 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                variants=lambda m, d, p: [(f"sampling={s}", _ov(online__sampling=s), ()) for s in ("length", "return")]),
     Experiment("stability", "Fig. 11: stability of ODT, IQL and SAC during online training (hopper-medium)",
                5, ("hopper-medium",), ("odt", "iql", "sac")),
+    Experiment("finetune_lr", "Diagnostic: ODT finetuned at the paper's learning rate (the cpu preset floors it at 1e-3)",
+               5, ("hopper-medium",), ("odt",),
+               variants=lambda m, d, p: [("online.lr=paper", _ov(online__lr=_paper_lr(d)), ())]),
 ]}
+
+
+def _paper_lr(dataset: str) -> float:
+    from odt.config import make_config
+    return make_config(dataset, "online", "paper").optim.lr
 
 
 def _check_names(kind: str, given: Sequence[str] | None, valid: Sequence[str]) -> None:
