@@ -374,6 +374,25 @@ def test_walker_warm_start_continues_the_ant_forge_sac_or_says_how_to_make_it(tm
     assert walker.buffer.size == ant.buffer.size == 40 and walker.alpha == pytest.approx(ant.alpha)
 
 
+def test_directional_ant_pays_speed_only_up_to_max_speed():
+    e = DirectionalAnt(turn_prob=0.0, max_speed=0.05)
+    try:
+        e.reset(seed=1)
+        rng = np.random.default_rng(1)
+        capped = 0
+        for _ in range(30):
+            act = rng.uniform(-1, 1, 8)
+            _, reward, term, _, info = e.step(act)
+            paid = min(info["velocity_along"], 0.05)
+            capped += info["velocity_along"] > 0.05
+            assert reward == pytest.approx(paid + 1.0 - 0.5 * float(np.square(act).sum()), rel=1e-6)
+            if term:
+                break
+        assert capped > 0  # the cap was exercised
+    finally:
+        e.close()
+
+
 @pytest.mark.parametrize("ctrl_cost_weight", [0.5, 0.1])
 def test_directional_ant_rewards_velocity_along_the_command(ctrl_cost_weight):
     e = DirectionalAnt(turn_prob=0.0, ctrl_cost_weight=ctrl_cost_weight)

@@ -386,17 +386,20 @@ class DirectionalAnt(gym.Env):
     (torso height outside [0.2, 1]), as Ant-v5, and (``end_when_flipped``) when the torso is
     tilted past 90 degrees: Ant-v5 counts an ant on its back at height 0.27 as healthy, the
     walker never learned to avoid flipping, and every frozen maze episode traced was a flipped ant.
+    Speed along the heading above ``max_speed`` earns nothing more (a calmer gait flips less).
     """
 
     metadata = {"render_modes": []}
 
     def __init__(self, turn_prob: float = 1 / 150, max_episode_steps: int = 500,
-                 heading_spread: float = math.pi, ctrl_cost_weight: float = 0.5, end_when_flipped: bool = False):
+                 heading_spread: float = math.pi, ctrl_cost_weight: float = 0.5, end_when_flipped: bool = False,
+                 max_speed: float = math.inf):
         self._env = gym.make("Ant-v5", include_cfrc_ext_in_observation=False, contact_cost_weight=0.0,
                              ctrl_cost_weight=ctrl_cost_weight, max_episode_steps=max_episode_steps)
         self.turn_prob = turn_prob
         self.heading_spread = heading_spread
         self.end_when_flipped = end_when_flipped
+        self.max_speed = max_speed
         self.action_space = self._env.action_space
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(ANT_STATE_DIM,), dtype=np.float64)
         self.heading = 0.0
@@ -421,7 +424,7 @@ class DirectionalAnt(gym.Env):
             terminated = True
         v = np.array([info["x_velocity"], info["y_velocity"]])
         along = float(v @ np.array([math.cos(self.heading), math.sin(self.heading)]))
-        reward = along + info["reward_survive"] + info["reward_ctrl"]
+        reward = min(along, self.max_speed) + info["reward_survive"] + info["reward_ctrl"]
         info = {"velocity_along": along, "heading": self.heading}
         if self.np_random.random() < self.turn_prob:
             self.heading = self._new_heading()
