@@ -374,6 +374,35 @@ def test_walker_warm_start_continues_the_ant_forge_sac_or_says_how_to_make_it(tm
     assert walker.buffer.size == ant.buffer.size == 40 and walker.alpha == pytest.approx(ant.alpha)
 
 
+def test_maze_walker_rewards_speed_along_the_controllers_command_and_ends_on_its_back():
+    from benchmarks.datasets.antmaze import MazeWalker
+
+    e = MazeWalker(max_speed=0.3, ctrl_cost_weight=0.5, max_episode_steps=40)
+    try:
+        obs, _ = e.reset(seed=3)
+        assert obs.shape == (27,)
+        rng = np.random.default_rng(3)
+        for t in range(40):
+            before, heading = e.maze.xy.copy(), e.heading
+            full = e.maze._obs()
+            assert heading == pytest.approx(e.command(full))  # the command the forge's controller would give
+            np.testing.assert_allclose(obs, steer(full[2:], heading))
+            act = rng.uniform(-1, 1, 8)
+            obs, reward, term, trunc, info = e.step(act)
+            along = (e.maze.xy - before) / e.maze._ant.dt @ np.array([np.cos(heading), np.sin(heading)])
+            assert info["velocity_along"] == pytest.approx(along, rel=1e-6, abs=1e-9)
+            assert reward == pytest.approx(min(along, 0.3) + 1.0 - 0.5 * float(act @ act), rel=1e-6)
+            assert trunc == (t == 39) and not term
+        e.reset(seed=4)
+        inner = e.maze._ant
+        qpos = inner.data.qpos.copy()
+        qpos[2], qpos[3:7] = 0.5, [0.0, 1.0, 0.0, 0.0]  # on its back
+        inner.set_state(qpos, np.zeros_like(inner.data.qvel))
+        assert e.step(np.zeros(8))[2]
+    finally:
+        e.close()
+
+
 def test_directional_ant_pays_speed_only_up_to_max_speed():
     e = DirectionalAnt(turn_prob=0.0, max_speed=0.05)
     try:

@@ -226,6 +226,11 @@ def wrap_angle(angle: float) -> float:
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
 
+def limit_turn(heading: float, yaw: float, max_turn: float) -> float:
+    """``heading`` moved to at most ``max_turn`` (rad) from ``yaw``."""
+    return yaw + float(np.clip(wrap_angle(heading - yaw), -max_turn, max_turn))
+
+
 def steer(state: np.ndarray, heading) -> np.ndarray:
     """What a +x walker must see to walk along world ``heading``: the state rotated by -heading."""
     return rotate_ant_state(state, -np.asarray(heading, dtype=np.float64))
@@ -432,3 +437,60 @@ class DirectionalAnt(gym.Env):
 
     def close(self) -> None:
         self._env.close()
+
+
+class MazeWalker(gym.Env):
+    """The walker's task inside the U-maze: DirectionalAnt's reward for the maze controller's command.
+
+    Episodes start in a random free cell with a random goal cell (D4RL's noise on both); the
+    command is the planner's heading to the goal limited to ``max_turn`` from the torso's yaw,
+    exactly what the forge's controller commands, and the walker sees its state rotated into
+    the command's frame. Reward: speed along the command (up to ``max_speed``) + 1 (alive) -
+    ``ctrl_cost_weight`` |a|^2, as DirectionalAnt. Reaching the goal draws a new one. The episode
+    ends when the ant flips (torso tilted past 90 degrees) or leaves Ant-v5's healthy height
+    [0.2, 1], and is cut after ``max_episode_steps``. Unlike DirectionalAnt it has the maze's
+    walls and corners, and commands that keep turning with the ant as the controller's do.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, max_turn: float = math.radians(60), lookahead: float = 1.0, ctrl_cost_weight: float = 0.5,
+                 max_speed: float = math.inf, max_episode_steps: int = 500):
+        self.maze = AntMazeUMaze(AntMazeTask(random_start=True, random_goal=True, terminate_at_goal=False))
+        self.planner = WaypointPlanner(lookahead=lookahead)
+        self.max_turn, self.ctrl_cost_weight, self.max_speed = max_turn, ctrl_cost_weight, max_speed
+        self.max_episode_steps = max_episode_steps
+        self.action_space = self.maze.action_space
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(ANT_STATE_DIM,), dtype=np.float64)
+        self.heading, self.goals_reached = 0.0, 0
+        self._obs, self._t = np.zeros(OBS_DIM), 0
+
+    def command(self, obs: np.ndarray) -> float:
+        return limit_turn(self.planner.heading(obs[:2], self.maze.goal), float(yaw_of(obs[3:7])), self.max_turn)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._obs, _ = self.maze.reset(seed=None if seed is None else int(seed))
+        self._t, self.goals_reached = 0, 0
+        self.heading = self.command(self._obs)
+        return steer(self._obs[2:], self.heading), {"heading": self.heading}
+
+    def step(self, action):
+        action = np.asarray(action, dtype=np.float64)
+        before = self._obs[:2].copy()
+        obs, _, _, _, info = self.maze.step(action)
+        velocity = (obs[:2] - before) / self.maze._ant.dt
+        along = float(velocity @ np.array([math.cos(self.heading), math.sin(self.heading)]))
+        reward = min(along, self.max_speed) + 1.0 - self.ctrl_cost_weight * float(action @ action)
+        terminated = not (0.2 <= obs[2] <= 1.0) or torso_upright(obs[3:7]) < 0.0
+        if info["success"]:
+            self.goals_reached += 1
+            self.maze.set_goal(self.maze.sample_goal())
+        self._t += 1
+        self._obs = obs
+        self.heading = self.command(obs)
+        info = {"velocity_along": along, "heading": self.heading, "goals_reached": self.goals_reached}
+        return steer(obs[2:], self.heading), reward, terminated, self._t >= self.max_episode_steps, info
+
+    def close(self) -> None:
+        self.maze.close()

@@ -54,11 +54,12 @@ from benchmarks.datasets.antmaze import (
     AntMazeTask,
     AntMazeUMaze,
     DirectionalAnt,
+    MazeWalker,
     WaypointPlanner,
     free_cells,
+    limit_turn,
     robotics_version,
     steer,
-    wrap_angle,
     xy_to_cell,
     yaw_of,
 )
@@ -111,6 +112,12 @@ class AntMazeForgeConfig:
     # reward speed only up to this (m/s): uncapped, the walker reached 1.8 m/s with a gait that
     # flipped in 11 of 12 maze episodes (walker at 323k steps); the maze needs about 0.7 m/s
     max_speed: float = 1.2
+    # where the walker learns: "maze" (MazeWalker: random starts and goals in the U-maze, the
+    # controller's own commands) or "directional" (DirectionalAnt on flat ground). On flat ground
+    # it walked 1.2 m/s yet flipped in most maze episodes while turning (0-10% maze success at
+    # 150k-270k steps after its warm start): flat-ground headings stay fixed in the world after
+    # each rare turn, the controller's keep turning with the ant.
+    walker_env: str = "maze"
     # "ant-sac": continue the ant-medium forge's SAC (actor, critics, temperature, optimisers and
     # its replay of plain Ant-v5, which is DirectionalAnt with heading 0 up to a 5e-4 contact
     # cost), whose policy already walks about 0.5 m/s along any heading through the rotation.
@@ -171,9 +178,7 @@ class MazeController:
     def command(self, obs: np.ndarray, goal_xy) -> float:
         """The planner's heading, at most ``max_turn`` from the torso's yaw: the walker was trained
         on commands within 90 degrees of its yaw, and froze at a corner's 100-degree command."""
-        heading = self.planner.heading(obs[:2], goal_xy)
-        yaw = float(yaw_of(obs[3:7]))
-        return yaw + float(np.clip(wrap_angle(heading - yaw), -self.max_turn, self.max_turn))
+        return limit_turn(self.planner.heading(obs[:2], goal_xy), float(yaw_of(obs[3:7])), self.max_turn)
 
     def act(self, obs: np.ndarray, goal_xy, rng: np.random.Generator | None = None) -> np.ndarray:
         action = self.walker.mean(steer(obs[2:], self.command(obs, goal_xy)))
@@ -220,7 +225,21 @@ def walker_task(cfg: AntMazeForgeConfig) -> dict:
     """The settings that define the walker's training task: a checkpoint made under others is not resumed."""
     return {"turn_prob": cfg.turn_prob, "heading_spread": cfg.heading_spread, "ctrl_cost_weight": cfg.ctrl_cost_weight,
             "episode_steps": cfg.walker_episode_steps, "sac_overrides": dict(cfg.sac_overrides), "init": cfg.walker_init,
-            "end_when_flipped": cfg.end_when_flipped, "max_speed": cfg.max_speed}
+            "end_when_flipped": cfg.end_when_flipped, "max_speed": cfg.max_speed, "env": cfg.walker_env,
+            **({"max_turn_deg": cfg.max_turn_deg, "lookahead": cfg.lookahead} if cfg.walker_env == "maze" else {})}
+
+
+def walker_env_factory(cfg: AntMazeForgeConfig):
+    """A no-argument constructor of the walker's training environment."""
+    if cfg.walker_env == "maze":
+        return functools.partial(MazeWalker, max_turn=math.radians(cfg.max_turn_deg), lookahead=cfg.lookahead,
+                                 ctrl_cost_weight=cfg.ctrl_cost_weight, max_speed=cfg.max_speed,
+                                 max_episode_steps=cfg.walker_episode_steps)
+    if cfg.walker_env == "directional":
+        return functools.partial(DirectionalAnt, turn_prob=cfg.turn_prob, max_episode_steps=cfg.walker_episode_steps,
+                                 heading_spread=cfg.heading_spread, ctrl_cost_weight=cfg.ctrl_cost_weight,
+                                 end_when_flipped=cfg.end_when_flipped, max_speed=cfg.max_speed)
+    raise ConfigError(f"walker_env={cfg.walker_env!r}: 'maze' or 'directional'")
 
 
 def warm_start_walker(agent: SACAgent, cfg: AntMazeForgeConfig, root=None) -> dict:
@@ -264,9 +283,7 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
     overrides = {"online_samples": cfg.walker_max_steps, "eval_every": cfg.eval_every,
                  "eval_episodes": cfg.eval_episodes, "checkpoint_every": cfg.checkpoint_every, **cfg.sac_overrides}
     sac_cfg = sac_config(cfg.name, "paper", cfg.seed, overrides)
-    make_env = functools.partial(DirectionalAnt, turn_prob=cfg.turn_prob, max_episode_steps=cfg.walker_episode_steps,
-                                 heading_spread=cfg.heading_spread, ctrl_cost_weight=cfg.ctrl_cost_weight,
-                                 end_when_flipped=cfg.end_when_flipped, max_speed=cfg.max_speed)
+    make_env = walker_env_factory(cfg)
     agent = SACAgent(sac_cfg, make_env, None, progress=progress)
     manager = CheckpointManager(out / "sac", keep=2)
     check_walker_task(out, walker_task(cfg))
