@@ -5,18 +5,21 @@ steered through the maze by a waypoint planner (its ``generate_ant_maze_datasets
 policy sees the ant state and the *direction* to the next waypoint, rescaled to norm 10;
 actions get N(0, 0.2^2) noise). Here:
 
-* the walker: SAC (baselines/sac.py, the forge's trainer) on :class:`DirectionalAnt`, a flat
-  Ant-v5 rewarded for walking along a commanded heading and seeing its state rotated into the
-  heading's frame. Ant dynamics are yaw invariant, so "a direction-conditioned policy" and "a
-  +x walker fed the rotated state" are the same thing; the rotation makes the direction input
-  exact instead of learned. Training checkpoints every ``checkpoint_every`` steps (atomically)
+* the walker: SAC (baselines/sac.py, the forge's trainer) on :class:`MazeWalker` (default; the
+  U-maze with random starts and goals and the controller's own commands) or
+  :class:`DirectionalAnt` (flat Ant-v5), rewarded for walking along a commanded heading and
+  seeing its state rotated into the heading's frame. Ant dynamics are yaw invariant, so "a
+  direction-conditioned policy" and "a +x walker fed the rotated state" are the same thing; the
+  rotation makes the direction input exact instead of learned. Its SAC starts from the
+  ant-medium forge's SAC checkpoint (``walker_init``). Training checkpoints every ``checkpoint_every`` steps (atomically)
   and resumes after any interruption; every ``maze_eval_every`` steps the controller (walker +
   planner) is scored on the evaluation U-maze and training stops once its success rate reaches
   the threshold. The walker is saved as ``walker-policy.pt`` (and can be committed as
   ``benchmarks/datasets/policies/ant-walker-seed<S>.pt``, ~80 KB, so datasets rebuild without
   training);
-* the controller: planner (BFS over the maze's free cells, D4RL's rule) + walker (mean action +
-  N(0, 0.2^2) noise, clipped, as D4RL's ``--noisy``);
+* the controller: planner (BFS over the maze's free cells, D4RL's rule), its heading limited to
+  ``max_turn_deg`` from the torso's yaw, + walker (mean action + N(0, 0.2^2) noise, clipped, as
+  D4RL's ``--noisy``);
 * ``antmaze-umaze``: D4RL's start cell and goal cell every episode;
   ``antmaze-umaze-diverse``: a random start cell and a random commanded goal cell, a new random
   commanded goal each time one is reached; the reward (and the end of an episode) is always
