@@ -101,6 +101,34 @@ def early_gains(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: 
     return bootstrap_combination([(gains_, 1.0)], reps), float(np.mean(samples)) if samples else float("nan")
 
 
+def rate_comparison(base: pd.DataFrame, other: pd.DataFrame, dataset: str,
+                    reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
+    """ODT's within-run gain (final - after pretraining) in ``base`` and ``other`` runs of one
+    dataset, and their difference (other - base, independent groups)."""
+    a, b = (_complete(runs, "odt", dataset) for runs in (base, other))
+    gain_a, gain_b = a.final_score - a.offline_score, b.final_score - b.offline_score
+    return {"base": bootstrap_combination([(gain_a, 1.0)], reps),
+            "other": bootstrap_combination([(gain_b, 1.0)], reps),
+            "difference": bootstrap_combination([(gain_b, 1.0), (gain_a, -1.0)], reps),
+            "base_final": bootstrap_combination([(a.final_score, 1.0)], reps),
+            "other_final": bootstrap_combination([(b.final_score, 1.0)], reps)}
+
+
+def finetune_lr_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+    """The ``finetune_lr`` diagnostic against table1's ODT runs (no lines if it has no runs)."""
+    other = agg.load_runs(root, preset, "finetune_lr")
+    if other.empty:
+        return []
+    lines = ["", "## ODT finetuned at the paper's learning rate (`finetune_lr`) against Table 1's ODT", "",
+             "| dataset | Table 1 ODT: final | gain in run | `finetune_lr`: final | gain in run | difference of gains |",
+             "|---|---|---|---|---|---|"]
+    for dataset in dataset_order(other):
+        c = rate_comparison(table1, other, dataset, reps)
+        lines.append(f"| {dataset} | {c['base_final'].text()} | {c['base'].text()} | {c['other_final'].text()} | "
+                     f"{c['other'].text()} | {c['difference'].text()} |")
+    return lines
+
+
 def wall_times(runs: pd.DataFrame) -> pd.DataFrame:
     """Minutes per complete run by method and dataset: mean, min, max, count."""
     ok = runs[runs.status == "complete"].assign(minutes=lambda d: d.wall_time / 60.0)
@@ -129,6 +157,7 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     for dataset in dataset_order(runs):
         (odt, odt_n), (iql, iql_n) = (early_gains(curves, runs, dataset, m, reps) for m in ("odt", "iql"))
         lines.append(f"| {dataset} | {odt.text()} | {odt_n:.0f} | {iql.text()} | {iql_n:.0f} |")
+    lines += finetune_lr_lines(root, preset, runs, reps)
     lines += ["", "## Wall time per run (minutes; one CPU thread each, two runs at once)", "",
               "| method | dataset | mean | min | max | runs |", "|---|---|---|---|---|---|"]
     for _, r in wall_times(runs).iterrows():

@@ -56,3 +56,14 @@ def test_early_gain_is_the_first_online_evaluation_minus_the_last_pretraining_on
     gain, samples = early_gains(curves, runs, "hopper-medium", "odt", reps=200)
     assert gain.mean == pytest.approx(20.0) and samples == 1500 and gain.n == 2  # (30 + 10) / 2
     assert early_gains(curves, runs.assign(status="failed"), "hopper-medium", "odt")[0].n == 0
+
+
+def test_rate_comparison_is_the_difference_of_within_run_gains():
+    from benchmarks.reproduction import rate_comparison
+    base = _runs([("odt", "hopper-medium", "complete", 40.0 + s, 40.0, 1.0) for s in range(4)])
+    other = _runs([("odt", "hopper-medium", "complete", 60.0, 45.0, 1.0)] * 3
+                  + [("odt", "hopper-medium", "failed", 0.0, 0.0, 1.0)])
+    c = rate_comparison(base, other, "hopper-medium", reps=300)
+    assert c["base"].mean == pytest.approx(1.5) and c["other"].mean == pytest.approx(15.0)
+    assert c["difference"].mean == pytest.approx(13.5) and c["other"].n == 3  # the failed run is left out
+    assert c["other_final"].mean == pytest.approx(60.0) and c["base_final"].mean == pytest.approx(41.5)
