@@ -11,10 +11,10 @@ actions get N(0, 0.2^2) noise). Here:
   seeing its state rotated into the heading's frame. Ant dynamics are yaw invariant, so "a
   direction-conditioned policy" and "a +x walker fed the rotated state" are the same thing; the
   rotation makes the direction input exact instead of learned. Its SAC starts from the
-  ant-medium forge's SAC checkpoint (``walker_init``). Training checkpoints every ``checkpoint_every`` steps (atomically)
-  and resumes after any interruption; every ``maze_eval_every`` steps the controller (walker +
-  planner) is scored on the evaluation U-maze and training stops once its success rate reaches
-  the threshold. The walker is saved as ``walker-policy.pt`` (and can be committed as
+  ant-medium forge's SAC checkpoint (``walker_init``). Training checkpoints every
+  ``checkpoint_every`` steps (atomically) and resumes after any interruption; every
+  ``maze_eval_every`` steps the controller (walker + planner) is scored on the evaluation U-maze
+  and training stops once its success rate reaches the threshold. The walker is saved as ``walker-policy.pt`` (and can be committed as
   ``benchmarks/datasets/policies/ant-walker-seed<S>.pt``, ~80 KB, so datasets rebuild without
   training);
 * the controller: planner (BFS over the maze's free cells, D4RL's rule), its heading limited to
@@ -97,7 +97,7 @@ class AntMazeForgeConfig:
     max_turn_deg: float = 60.0  # controller: commands at most this far from the torso's yaw
     controller_eval_episodes: int = 50  # episodes to measure the controller's own success rate for the card
     packaged_policy: bool = True  # use benchmarks/datasets/policies/ant-walker-seed<S>.pt if present
-    # ----- walker training (SAC on DirectionalAnt) -----
+    # ----- walker training (SAC on MazeWalker or DirectionalAnt) -----
     walker_max_steps: int = 1_000_000  # give up if the controller has not reached the threshold by then
     walker_threshold: float = 80.0  # controller success rate (%) on the evaluation maze that ends training
     maze_eval_every: int = 20_000  # SAC steps between controller evaluations on the maze
@@ -273,7 +273,7 @@ def check_walker_task(out: Path, task: dict) -> None:
 
 
 def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> dict:
-    """SAC on DirectionalAnt until the maze controller's success rate reaches the threshold.
+    """SAC on the walker's task (``walker_env``) until the maze controller's success rate reaches the threshold.
 
     Resumable: checkpoints (networks, optimisers, replay, RNG) every ``checkpoint_every`` steps
     at episode ends; running it again continues from the latest one. Returns the policy record.
@@ -354,7 +354,7 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
             "hidden_dim": agent.cfg.hidden_dim, "n_hidden": agent.cfg.n_hidden,
             "log_std_min": agent.cfg.log_std_min, "log_std_max": agent.cfg.log_std_max,
             "action_low": agent.action_low, "action_high": agent.action_high,
-            "task": {"env": "DirectionalAnt (Ant-v5, 27-dim state rotated into the commanded heading)",
+            "task": {"description": "SAC walker; sees the 27-dim ant state rotated into the commanded heading",
                      **walker_task(cfg)},
             "warm_start": next((r for r in curve if r.get("phase") == "warm start"), None),
             "seed": cfg.seed, "sac_config": asdict(agent.cfg), "sac_steps": agent.counters.online_samples,
