@@ -231,6 +231,12 @@ def limit_turn(heading: float, yaw: float, max_turn: float) -> float:
     return yaw + float(np.clip(wrap_angle(heading - yaw), -max_turn, max_turn))
 
 
+def command_heading(planner: WaypointPlanner, obs: np.ndarray, goal_xy, max_turn: float) -> float:
+    """The maze controller's command for a 29-dim AntMaze observation: the planner's heading to
+    ``goal_xy``, at most ``max_turn`` (rad) from the torso's yaw."""
+    return limit_turn(planner.heading(obs[:2], goal_xy), float(yaw_of(obs[3:7])), max_turn)
+
+
 def steer(state: np.ndarray, heading) -> np.ndarray:
     """What a +x walker must see to walk along world ``heading``: the state rotated by -heading."""
     return rotate_ant_state(state, -np.asarray(heading, dtype=np.float64))
@@ -466,7 +472,7 @@ class MazeWalker(gym.Env):
         self._obs, self._t = np.zeros(OBS_DIM), 0
 
     def command(self, obs: np.ndarray) -> float:
-        return limit_turn(self.planner.heading(obs[:2], self.maze.goal), float(yaw_of(obs[3:7])), self.max_turn)
+        return command_heading(self.planner, obs, self.maze.goal, self.max_turn)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)

@@ -59,12 +59,11 @@ from benchmarks.datasets.antmaze import (
     DirectionalAnt,
     MazeWalker,
     WaypointPlanner,
+    command_heading,
     free_cells,
-    limit_turn,
     robotics_version,
     steer,
     xy_to_cell,
-    yaw_of,
 )
 from benchmarks.datasets.forge import (
     ForgeConfig,
@@ -181,13 +180,19 @@ class MazeController:
     def command(self, obs: np.ndarray, goal_xy) -> float:
         """The planner's heading, at most ``max_turn`` from the torso's yaw: the walker was trained
         on commands within 90 degrees of its yaw, and froze at a corner's 100-degree command."""
-        return limit_turn(self.planner.heading(obs[:2], goal_xy), float(yaw_of(obs[3:7])), self.max_turn)
+        return command_heading(self.planner, obs, goal_xy, self.max_turn)
 
     def act(self, obs: np.ndarray, goal_xy, rng: np.random.Generator | None = None) -> np.ndarray:
         action = self.walker.mean(steer(obs[2:], self.command(obs, goal_xy)))
         if self.action_noise > 0:
             action = action + self.action_noise * rng.standard_normal(action.shape)
         return np.clip(action, -1.0, 1.0).astype(np.float32)
+
+
+def make_controller(actor: TanhGaussianActor, cfg: AntMazeForgeConfig) -> MazeController:
+    """The recipe's controller (planner settings, command limit, action noise) around ``actor``."""
+    return MazeController(NumpyActor(actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise,
+                          math.radians(cfg.max_turn_deg))
 
 
 def controller_success(controller: MazeController, episodes: int, seed: int,
@@ -321,8 +326,7 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
         due = step - last >= cfg.maze_eval_every or step >= cfg.walker_max_steps
         if step < sac_cfg.warmup_steps or not due:
             return False
-        ctrl = MazeController(NumpyActor(agent.actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise,
-                              math.radians(cfg.max_turn_deg))
+        ctrl = make_controller(agent.actor, cfg)
         result = controller_success(ctrl, cfg.maze_eval_episodes, cfg.seed + step)
         curve[-1]["maze"] = result
         write_curve()
@@ -454,8 +458,7 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
     except DatasetUnavailable:
         train_walker(cfg, root, progress)
         actor, record = load_walker(cfg.seed, root, packaged=False)
-    controller = MazeController(NumpyActor(actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise,
-                                math.radians(cfg.max_turn_deg))
+    controller = make_controller(actor, cfg)
     t0 = time.perf_counter()
     own = controller_success(controller, cfg.controller_eval_episodes, cfg.seed)
     t1 = time.perf_counter()
