@@ -5,21 +5,22 @@ steered through the maze by a waypoint planner (its ``generate_ant_maze_datasets
 policy sees the ant state and the *direction* to the next waypoint, rescaled to norm 10;
 actions get N(0, 0.2^2) noise). Here:
 
-* the walker: SAC (baselines/sac.py, the forge's trainer) on :class:`MazeWalker` (default; the
-  U-maze with random starts and goals and the controller's own commands) or
-  :class:`DirectionalAnt` (flat Ant-v5), rewarded for walking along a commanded heading and
-  seeing its state rotated into the heading's frame. Ant dynamics are yaw invariant, so "a
-  direction-conditioned policy" and "a +x walker fed the rotated state" are the same thing; the
-  rotation makes the direction input exact instead of learned. Its SAC starts from the
-  ant-medium forge's SAC checkpoint (``walker_init``). Training checkpoints every
-  ``checkpoint_every`` steps (atomically) and resumes after any interruption; every
-  ``maze_eval_every`` steps the controller (walker + planner) is scored on the evaluation U-maze
-  and training stops once its success rate reaches the threshold. The walker is saved as ``walker-policy.pt`` (and can be committed as
+* the walker: SAC (baselines/sac.py, the forge's trainer) on :class:`DirectionalAnt` (flat
+  Ant-v5), rewarded for walking along a commanded heading and seeing its state rotated into the
+  heading's frame. Ant dynamics are yaw invariant, so "a direction-conditioned policy" and "a
+  +x walker fed the rotated state" are the same thing; the rotation makes the direction input
+  exact instead of learned. Its SAC starts from the ant-medium forge's SAC checkpoint
+  (``walker_init``). Training checkpoints every ``checkpoint_every`` steps (atomically) and
+  resumes after any interruption; every ``maze_eval_every`` steps the controller (walker +
+  planner) is scored on the evaluation U-maze and training stops once its success rate reaches
+  the threshold. The walker is saved as ``walker-policy.pt`` (and can be committed as
   ``benchmarks/datasets/policies/ant-walker-seed<S>.pt``, ~80 KB, so datasets rebuild without
-  training);
-* the controller: planner (BFS over the maze's free cells, D4RL's rule), its heading limited to
-  ``max_turn_deg`` from the torso's yaw, + walker (mean action + N(0, 0.2^2) noise, clipped, as
-  D4RL's ``--noisy``);
+  training). SAC inside the maze itself (random starts and goals, the controller's commands)
+  was tried and learned to stand still (return about 490 per 500-step episode, what standing
+  earns; 0% maze success at 350k steps);
+* the controller: planner (BFS over the maze's free cells, D4RL's rule) + walker, shown the ant
+  along the body axis nearest the planner's heading (:class:`MazeController`), mean action +
+  N(0, 0.1^2) noise, clipped (D4RL's ``--noisy`` used 0.2: with it our ant flips more often);
 * ``antmaze-umaze``: D4RL's start cell and goal cell every episode;
   ``antmaze-umaze-diverse``: a random start cell and a random commanded goal cell, a new random
   commanded goal each time one is reached; the reward (and the end of an episode) is always
@@ -57,13 +58,16 @@ from benchmarks.datasets.antmaze import (
     AntMazeTask,
     AntMazeUMaze,
     DirectionalAnt,
-    MazeWalker,
     WaypointPlanner,
-    command_heading,
+    action_from_quarter_turn,
     free_cells,
+    nearest_quarter_turn,
+    quarter_turn_state,
     robotics_version,
     steer,
+    wrap_angle,
     xy_to_cell,
+    yaw_of,
 )
 from benchmarks.datasets.forge import (
     ForgeConfig,
@@ -91,16 +95,25 @@ class AntMazeForgeConfig:
     seed: int = 0
     size: int = 1_000_000  # transitions in the dataset (D4RL: 1M)
     episode_steps: int = MAX_EPISODE_STEPS  # time limit of a collected episode
-    action_noise: float = 0.2  # std of the Gaussian added to the walker's mean action (D4RL's --noisy)
+    # std of the Gaussian added to the walker's mean action. D4RL's --noisy used 0.2; here the
+    # controller reached the goal in 4 of 10 episodes with 0.2, 12 of 20 with 0.1, 8 of 10 with 0
+    # (walker at 284k steps; failures with noise were mostly flips)
+    action_noise: float = 0.1
     lookahead: float = 1.0  # planner: aim one cell further within this distance (m) of a cell centre
-    max_turn_deg: float = 60.0  # controller: commands at most this far from the torso's yaw
+    clearance: float = 1.0  # planner: straight segments keep this far (m) from the walls
+    # controller: keep describing the ant by the same body axis (quarter turn) until the command
+    # is this far from it; then take the nearest axis (at most 45 degrees off)
+    keep_axis_deg: float = 60.0
     controller_eval_episodes: int = 50  # episodes to measure the controller's own success rate for the card
     packaged_policy: bool = True  # use benchmarks/datasets/policies/ant-walker-seed<S>.pt if present
-    # ----- walker training (SAC on MazeWalker or DirectionalAnt) -----
+    # ----- walker training (SAC on DirectionalAnt) -----
     walker_max_steps: int = 1_000_000  # give up if the controller has not reached the threshold by then
-    walker_threshold: float = 80.0  # controller success rate (%) on the evaluation maze that ends training
+    # controller success rate (%) on the evaluation maze (with action noise) that ends training.
+    # No walker reached 80% in the attempts so far (about 1.5M SAC steps over six variants); 50%
+    # makes datasets whose episodes reach the goal about half the time
+    walker_threshold: float = 50.0
     maze_eval_every: int = 20_000  # SAC steps between controller evaluations on the maze
-    maze_eval_episodes: int = 10
+    maze_eval_episodes: int = 20
     eval_every: int = 10_000  # SAC's own evaluation (DirectionalAnt returns)
     eval_episodes: int = 5
     checkpoint_every: int = 10_000
@@ -114,12 +127,6 @@ class AntMazeForgeConfig:
     # reward speed only up to this (m/s): uncapped, the walker reached 1.8 m/s with a gait that
     # flipped in 11 of 12 maze episodes (walker at 323k steps); the maze needs about 0.7 m/s
     max_speed: float = 1.2
-    # where the walker learns: "maze" (MazeWalker: random starts and goals in the U-maze, the
-    # controller's own commands) or "directional" (DirectionalAnt on flat ground). On flat ground
-    # it walked 1.2 m/s yet flipped in most maze episodes while turning (0-10% maze success at
-    # 150k-270k steps after its warm start): flat-ground headings stay fixed in the world after
-    # each rare turn, the controller's keep turning with the ant.
-    walker_env: str = "maze"
     # "ant-sac": continue the ant-medium forge's SAC (actor, critics, temperature, optimisers and
     # its replay of plain Ant-v5, which is DirectionalAnt with heading 0 up to a 5e-4 contact
     # cost), whose policy already walks about 0.5 m/s along any heading through the rotation.
@@ -170,29 +177,43 @@ def packaged_walker_path(seed: int) -> Path:
 
 # ============================================================================ the controller
 class MazeController:
-    """Planner + walker: the action for a 29-dim AntMaze observation and a commanded goal."""
+    """Planner + walker: the action for a 29-dim AntMaze observation and a commanded goal.
+
+    The walker walks along +x of the frame it is shown. The controller shows it the ant's state
+    rotated into the planner's heading and described by the ant body axis (one of four, a
+    quarter turn apart: :func:`quarter_turn_state`) nearest that heading, so the walker never
+    walks more than ``keep_axis`` off its body's axis and need not turn at the maze's corners;
+    the axis is kept until the heading is ``keep_axis`` away from it (no flicker between two).
+    Without the axes, the walker froze when commanded 90-100 degrees from its yaw, and turning
+    towards the commands flipped it: noise-free, the walker at 284k steps reached the goal in 4
+    of 20 episodes with its commands limited to 60 degrees from the yaw, in 8 of 10 with the axes.
+    """
 
     def __init__(self, walker: NumpyActor, planner: WaypointPlanner | None = None, action_noise: float = 0.0,
-                 max_turn: float = math.radians(60)):
+                 keep_axis: float = math.radians(60)):
         self.walker, self.planner, self.action_noise = walker, planner or WaypointPlanner(), action_noise
-        self.max_turn = max_turn
+        self.keep_axis = keep_axis
+        self.axis: int | None = None  # quarter turns from the body's x axis to the one the walker is shown
 
-    def command(self, obs: np.ndarray, goal_xy) -> float:
-        """The planner's heading, at most ``max_turn`` from the torso's yaw: the walker was trained
-        on commands within 90 degrees of its yaw, and froze at a corner's 100-degree command."""
-        return command_heading(self.planner, obs, goal_xy, self.max_turn)
+    def command(self, obs: np.ndarray, goal_xy) -> tuple[float, int]:
+        """The planner's heading and the body axis (quarter turns) that the walker is to walk along."""
+        heading, yaw = self.planner.heading(obs[:2], goal_xy), float(yaw_of(obs[3:7]))
+        if self.axis is None or abs(wrap_angle(yaw + self.axis * math.pi / 2 - heading)) > self.keep_axis:
+            self.axis = nearest_quarter_turn(yaw, heading)
+        return heading, self.axis
 
     def act(self, obs: np.ndarray, goal_xy, rng: np.random.Generator | None = None) -> np.ndarray:
-        action = self.walker.mean(steer(obs[2:], self.command(obs, goal_xy)))
+        heading, axis = self.command(obs, goal_xy)
+        action = action_from_quarter_turn(self.walker.mean(steer(quarter_turn_state(obs[2:], axis), heading)), axis)
         if self.action_noise > 0:
             action = action + self.action_noise * rng.standard_normal(action.shape)
         return np.clip(action, -1.0, 1.0).astype(np.float32)
 
 
 def make_controller(actor: TanhGaussianActor, cfg: AntMazeForgeConfig) -> MazeController:
-    """The recipe's controller (planner settings, command limit, action noise) around ``actor``."""
-    return MazeController(NumpyActor(actor), WaypointPlanner(lookahead=cfg.lookahead), cfg.action_noise,
-                          math.radians(cfg.max_turn_deg))
+    """The recipe's controller (planner settings, body-axis switching, action noise) around ``actor``."""
+    planner = WaypointPlanner(lookahead=cfg.lookahead, clearance=cfg.clearance)
+    return MazeController(NumpyActor(actor), planner, cfg.action_noise, math.radians(cfg.keep_axis_deg))
 
 
 def controller_success(controller: MazeController, episodes: int, seed: int,
@@ -233,21 +254,7 @@ def walker_task(cfg: AntMazeForgeConfig) -> dict:
     """The settings that define the walker's training task: a checkpoint made under others is not resumed."""
     return {"turn_prob": cfg.turn_prob, "heading_spread": cfg.heading_spread, "ctrl_cost_weight": cfg.ctrl_cost_weight,
             "episode_steps": cfg.walker_episode_steps, "sac_overrides": dict(cfg.sac_overrides), "init": cfg.walker_init,
-            "end_when_flipped": cfg.end_when_flipped, "max_speed": cfg.max_speed, "env": cfg.walker_env,
-            **({"max_turn_deg": cfg.max_turn_deg, "lookahead": cfg.lookahead} if cfg.walker_env == "maze" else {})}
-
-
-def walker_env_factory(cfg: AntMazeForgeConfig):
-    """A no-argument constructor of the walker's training environment."""
-    if cfg.walker_env == "maze":
-        return functools.partial(MazeWalker, max_turn=math.radians(cfg.max_turn_deg), lookahead=cfg.lookahead,
-                                 ctrl_cost_weight=cfg.ctrl_cost_weight, max_speed=cfg.max_speed,
-                                 max_episode_steps=cfg.walker_episode_steps)
-    if cfg.walker_env == "directional":
-        return functools.partial(DirectionalAnt, turn_prob=cfg.turn_prob, max_episode_steps=cfg.walker_episode_steps,
-                                 heading_spread=cfg.heading_spread, ctrl_cost_weight=cfg.ctrl_cost_weight,
-                                 end_when_flipped=cfg.end_when_flipped, max_speed=cfg.max_speed)
-    raise ConfigError(f"walker_env={cfg.walker_env!r}: 'maze' or 'directional'")
+            "end_when_flipped": cfg.end_when_flipped, "max_speed": cfg.max_speed}
 
 
 def warm_start_walker(agent: SACAgent, cfg: AntMazeForgeConfig, root=None) -> dict:
@@ -278,7 +285,7 @@ def check_walker_task(out: Path, task: dict) -> None:
 
 
 def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> dict:
-    """SAC on the walker's task (``walker_env``) until the maze controller's success rate reaches the threshold.
+    """SAC on DirectionalAnt until the maze controller's success rate reaches the threshold.
 
     Resumable: checkpoints (networks, optimisers, replay, RNG) every ``checkpoint_every`` steps
     at episode ends; running it again continues from the latest one. Returns the policy record.
@@ -291,7 +298,9 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
     overrides = {"online_samples": cfg.walker_max_steps, "eval_every": cfg.eval_every,
                  "eval_episodes": cfg.eval_episodes, "checkpoint_every": cfg.checkpoint_every, **cfg.sac_overrides}
     sac_cfg = sac_config(cfg.name, "paper", cfg.seed, overrides)
-    make_env = walker_env_factory(cfg)
+    make_env = functools.partial(DirectionalAnt, turn_prob=cfg.turn_prob, max_episode_steps=cfg.walker_episode_steps,
+                                 heading_spread=cfg.heading_spread, ctrl_cost_weight=cfg.ctrl_cost_weight,
+                                 end_when_flipped=cfg.end_when_flipped, max_speed=cfg.max_speed)
     agent = SACAgent(sac_cfg, make_env, None, progress=progress)
     manager = CheckpointManager(out / "sac", keep=2)
     check_walker_task(out, walker_task(cfg))
