@@ -236,31 +236,36 @@ def test_a_point_following_the_planner_reaches_the_goal_clear_of_the_walls(start
 
 
 # ----- steering ---------------------------------------------------------------------------------
-def test_rotation_is_a_symmetry_of_the_ant_dynamics():
-    """Rotate the whole simulated state about z and step both copies: the states stay rotated copies."""
+@pytest.fixture
+def two_ants():
+    """Two Ant-v5 simulations (the first walked 15 random steps from its reset) and the rng that moved it."""
     rng = np.random.default_rng(0)
     e1 = gym.make("Ant-v5", include_cfrc_ext_in_observation=False).unwrapped
     e2 = gym.make("Ant-v5", include_cfrc_ext_in_observation=False).unwrapped
-    try:
-        e1.reset(seed=1)
-        e2.reset(seed=1)
-        for act in rng.uniform(-1, 1, (15, 8)):
+    e1.reset(seed=1)
+    e2.reset(seed=1)
+    for act in rng.uniform(-1, 1, (15, 8)):
+        e1.step(act)
+    yield e1, e2, rng
+    e1.close()
+    e2.close()
+
+
+def test_rotation_is_a_symmetry_of_the_ant_dynamics(two_ants):
+    """Rotate the whole simulated state about z and step both copies: the states stay rotated copies."""
+    e1, e2, rng = two_ants
+    for angle in (0.7, -2.0, np.pi):
+        q, v = e1.data.qpos.copy(), e1.data.qvel.copy()
+        rotated = rotate_ant_state(np.concatenate([q[2:], v]), angle)
+        c, s = np.cos(angle), np.sin(angle)
+        q2 = np.concatenate([[c * q[0] - s * q[1], s * q[0] + c * q[1]], rotated[:13]])
+        e2.set_state(q2, rotated[13:].copy())
+        for act in rng.uniform(-1, 1, (25, 8)):
             e1.step(act)
-        for angle in (0.7, -2.0, np.pi):
-            q, v = e1.data.qpos.copy(), e1.data.qvel.copy()
-            rotated = rotate_ant_state(np.concatenate([q[2:], v]), angle)
-            c, s = np.cos(angle), np.sin(angle)
-            q2 = np.concatenate([[c * q[0] - s * q[1], s * q[0] + c * q[1]], rotated[:13]])
-            e2.set_state(q2, rotated[13:].copy())
-            for act in rng.uniform(-1, 1, (25, 8)):
-                e1.step(act)
-                e2.step(act)
-            s1 = np.concatenate([e1.data.qpos[2:], e1.data.qvel])
-            s2 = np.concatenate([e2.data.qpos[2:], e2.data.qvel])
-            np.testing.assert_allclose(rotate_ant_state(s1, angle), s2, atol=1e-6)
-    finally:
-        e1.close()
-        e2.close()
+            e2.step(act)
+        s1 = np.concatenate([e1.data.qpos[2:], e1.data.qvel])
+        s2 = np.concatenate([e2.data.qpos[2:], e2.data.qvel])
+        np.testing.assert_allclose(rotate_ant_state(s1, angle), s2, atol=1e-6)
 
 
 def test_steering_maps_the_commanded_heading_to_plus_x():
@@ -365,39 +370,29 @@ def test_controller_shows_the_walker_the_body_axis_nearest_the_command_and_keeps
         assert controller.command(_yawed_obs(0.0), None)[1] == expected_axis, planned
 
 
-def test_a_quarter_turn_relabeling_of_the_legs_is_a_symmetry_of_the_ant_dynamics():
+def test_a_quarter_turn_relabeling_of_the_legs_is_a_symmetry_of_the_ant_dynamics(two_ants):
     """Describe the same ant by a body frame turned by k x 90 degrees (legs relabeled): stepping
     the relabeled copy with the relabeled actions keeps it the relabeled description of the original."""
-    rng = np.random.default_rng(0)
-    e1 = gym.make("Ant-v5", include_cfrc_ext_in_observation=False).unwrapped
-    e2 = gym.make("Ant-v5", include_cfrc_ext_in_observation=False).unwrapped
-    try:
-        e1.reset(seed=1)
-        e2.reset(seed=1)
-        for act in rng.uniform(-1, 1, (15, 8)):
-            e1.step(act)
-        for k in (1, 2, 3):
-            q, v = e1.data.qpos.copy(), e1.data.qvel.copy()
-            turned = quarter_turn_state(np.concatenate([q[2:], v]), k)
-            e2.set_state(np.concatenate([q[:2], turned[:13]]), turned[13:].copy())
-            mujoco.mj_forward(e1.model, e1.data)  # geom positions of the current state (set_state did e2's)
-            gap = np.linalg.norm(e1.data.geom_xpos[:, None] - e2.data.geom_xpos[None], axis=-1)
-            assert gap.min(axis=1).max() < 1e-9 and gap.min(axis=0).max() < 1e-9  # the same bodies, same places
-            turn = wrap_angle(yaw_of(turned[1:5]) - yaw_of(q[3:7]) - k * np.pi / 2)  # exact for an upright torso
-            assert abs(turn) < 0.05
-            for act in rng.uniform(-1, 1, (25, 8)):
-                e1.step(action_from_quarter_turn(act, k))
-                e2.step(act)
-            s1 = quarter_turn_state(np.concatenate([e1.data.qpos[2:], e1.data.qvel]), k)
-            s2 = np.concatenate([e2.data.qpos[2:], e2.data.qvel])
-            s1[1:5] *= np.sign(s1[1:5] @ s2[1:5])  # q and -q are the same orientation
-            np.testing.assert_allclose(s1, s2, atol=1e-8)
-        x = rng.normal(size=(3, 27))
-        np.testing.assert_allclose(quarter_turn_state(quarter_turn_state(x, 1), 3)[:, 5:], x[:, 5:], atol=1e-12)
-        np.testing.assert_allclose(action_from_quarter_turn(x[:, :8], 4), x[:, :8])
-    finally:
-        e1.close()
-        e2.close()
+    e1, e2, rng = two_ants
+    for k in (1, 2, 3):
+        q, v = e1.data.qpos.copy(), e1.data.qvel.copy()
+        turned = quarter_turn_state(np.concatenate([q[2:], v]), k)
+        e2.set_state(np.concatenate([q[:2], turned[:13]]), turned[13:].copy())
+        mujoco.mj_forward(e1.model, e1.data)  # geom positions of the current state (set_state did e2's)
+        gap = np.linalg.norm(e1.data.geom_xpos[:, None] - e2.data.geom_xpos[None], axis=-1)
+        assert gap.min(axis=1).max() < 1e-9 and gap.min(axis=0).max() < 1e-9  # the same bodies, same places
+        turn = wrap_angle(yaw_of(turned[1:5]) - yaw_of(q[3:7]) - k * np.pi / 2)  # exact for an upright torso
+        assert abs(turn) < 0.05
+        for act in rng.uniform(-1, 1, (25, 8)):
+            e1.step(action_from_quarter_turn(act, k))
+            e2.step(act)
+        s1 = quarter_turn_state(np.concatenate([e1.data.qpos[2:], e1.data.qvel]), k)
+        s2 = np.concatenate([e2.data.qpos[2:], e2.data.qvel])
+        s1[1:5] *= np.sign(s1[1:5] @ s2[1:5])  # q and -q are the same orientation
+        np.testing.assert_allclose(s1, s2, atol=1e-8)
+    x = rng.normal(size=(3, 27))
+    np.testing.assert_allclose(quarter_turn_state(quarter_turn_state(x, 1), 3)[:, 5:], x[:, 5:], atol=1e-12)
+    np.testing.assert_allclose(action_from_quarter_turn(x[:, :8], 4), x[:, :8])
 
 
 def test_walker_warm_start_continues_the_ant_forge_sac_or_says_how_to_make_it(tmp_path):
