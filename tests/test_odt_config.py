@@ -33,10 +33,15 @@ def test_cpu_and_smoke_presets_are_smaller_and_keep_the_algorithm():
     assert cpu.model.n_heads == paper.model.n_heads and cpu.model.context_len == paper.model.context_len
 
 
-def test_cpu_preset_raises_small_lamb_rates_and_shortens_offline_only_runs():
+def test_cpu_preset_raises_small_lamb_rates_for_pretraining_and_shortens_offline_only_runs():
     online, offline = make_config("hopper-medium", "online", "cpu"), make_config("hopper-medium", "offline", "cpu")
     assert make_config("hopper-medium", "online", "paper").optim.lr == 1e-4 and online.optim.lr == 1e-3
     assert make_config("hopper-medium-replay", "online", "cpu").optim.lr == 2e-3  # above the floor: kept
+    # finetuning runs at the paper's rate where the floor raised the pretraining rate, nowhere else
+    assert online.online.lr == 1e-4 and offline.online.lr is None
+    assert make_config("hopper-medium-replay", "online", "cpu").online.lr is None
+    assert make_config("hopper-medium", "online", "paper").online.lr is None
+    assert make_config("hopper-medium", "online", "cpu", {"online.lr": 5e-4}).online.lr == 5e-4
     assert (online.pretrain_updates, offline.pretrain_updates, offline.online.online_samples) == (2500, 2500, 0)
     assert make_config("antmaze-umaze-diverse", "online", "cpu").model.embed_dim == 2 * online.model.embed_dim
 

@@ -14,6 +14,7 @@ from benchmarks import records as rec
 from benchmarks import run as run_cli
 from benchmarks.experiments import EXPERIMENTS, SAC_DATASETS, TABLE1_DATASETS, RunSpec, expand
 from benchmarks.launch import LaunchOptions, estimate, estimate_run, launch
+from benchmarks.methods import method_config
 from odt.config import ConfigError, make_config
 
 ALL_METHODS = ["dt", "odt-offline", "odt", "iql", "sac"]
@@ -66,6 +67,10 @@ def test_ablation_overrides_are_the_intended_ones():
     assert {(s.overrides_dict["model.stochastic"], s.overrides_dict["model.embed_dim"]) for s in stoch} == {
         (True, 32), (False, 32), (True, 64), (False, 64)}
     assert all(s.g_eval_sweep for s in expand("g_eval", "smoke", seeds=1, registered=ALL_METHODS))
+    grid = expand("eval_context", "cpu", seeds=1, registered=ALL_METHODS)  # ant-medium-replay: paper lr 1e-4
+    for s in grid:  # the paper's grid uses one rate for both phases, whatever the preset finetunes at
+        cfg = method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict)
+        assert s.overrides_dict["online.lr"] == s.overrides_dict["optim.lr"] == cfg.online.lr == cfg.optim.lr
 
 
 @pytest.mark.parametrize("kwargs, needle", [
