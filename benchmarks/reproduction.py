@@ -49,10 +49,12 @@ class Estimate:
     hi: float
     n: int
 
-    def text(self) -> str:
+    def text(self, signed: bool = True) -> str:
+        """'mean [lo, hi] (n=k)'; ``signed`` puts + on positive numbers (gains, differences), not on scores."""
         if self.n == 0:
             return "—"
-        return f"{self.mean:+.1f} [{self.lo:+.1f}, {self.hi:+.1f}] (n={self.n})"
+        f = "+.1f" if signed else ".1f"
+        return f"{self.mean:{f}} [{self.lo:{f}}, {self.hi:{f}}] (n={self.n})"
 
 
 def bootstrap_combination(groups: Sequence[tuple[Sequence[float], float]], reps: int = BOOTSTRAP_REPS,
@@ -120,11 +122,14 @@ def finetune_lr_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps:
     if other.empty:
         return []
     lines = ["", "## ODT finetuned at the paper's learning rate (`finetune_lr`) against Table 1's ODT", "",
+             "Since 409e3c6 the `cpu` preset itself finetunes at the paper's rate, so Table 1's ODT runs made "
+             "after it repeat `finetune_lr`'s configuration (the runs made before it are in "
+             "`results/archive/cpu/table1-odt-finetuned-at-floor/`).", "",
              "| dataset | Table 1 ODT: final | gain in run | `finetune_lr`: final | gain in run | difference of gains |",
              "|---|---|---|---|---|---|"]
     for dataset in dataset_order(other):
         c = rate_comparison(table1, other, dataset, reps)
-        lines.append(f"| {dataset} | {c['base_final'].text()} | {c['base'].text()} | {c['other_final'].text()} | "
+        lines.append(f"| {dataset} | {c['base_final'].text(False)} | {c['base'].text()} | {c['other_final'].text(False)} | "
                      f"{c['other'].text()} | {c['difference'].text()} |")
     return lines
 

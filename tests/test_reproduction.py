@@ -22,6 +22,7 @@ def test_combination_of_groups_is_the_signed_sum_of_means():
     assert bootstrap_combination([([], 1.0)]).n == 0 and bootstrap_combination([([], 1.0)]).text() == "—"
     same = bootstrap_combination([([4.0, 4.0, 4.0], 1.0)], reps=500)
     assert (same.lo, same.mean, same.hi) == (4.0, 4.0, 4.0)
+    assert same.text() == "+4.0 [+4.0, +4.0] (n=3)" and same.text(signed=False) == "4.0 [4.0, 4.0] (n=3)"
 
 
 def _runs(rows):
