@@ -260,8 +260,7 @@ def quarter_turn_state(state: np.ndarray, k: int) -> np.ndarray:
 
 def action_from_quarter_turn(action: np.ndarray, k: int) -> np.ndarray:
     """The real ant's action (actuator order) for an ``action`` chosen for its ``k``-quarter-turned description."""
-    joints = np.empty_like(np.asarray(action, dtype=np.float64))
-    joints[..., :] = np.asarray(action, dtype=np.float64)[..., _ACTION_OF_JOINT]
+    joints = np.asarray(action, dtype=np.float64)[..., _ACTION_OF_JOINT]  # actuator order -> qpos order
     real = quarter_turn_joints(joints, -k % 4)
     out = np.empty_like(real)
     out[..., _ACTION_OF_JOINT] = real
