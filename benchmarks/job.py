@@ -117,6 +117,20 @@ def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
             f"Move {directory} away to run it again under the current configuration.")
 
 
+def held_elsewhere(directory: Path) -> bool:
+    """True if another live process holds the run's lock right now (another launch is running it)."""
+    path = Path(directory) / ".lock"
+    if not path.exists():
+        return False
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
+
+
 @contextlib.contextmanager
 def _run_lock(directory: Path):
     """An exclusive advisory lock on the run directory, released by the OS when the holder

@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
-from benchmarks.job import ConfigChanged, RunJob, check_config_unchanged
+from benchmarks.job import ConfigChanged, RunJob, check_config_unchanged, held_elsewhere
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
 
@@ -137,17 +137,21 @@ class LaunchReport:
     skipped: int = 0  # already complete before the launch
     done: int = 0
     failed: list[Failure] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # run ids another live launch was running: left to it
 
     @property
     def ok(self) -> bool:
         return not self.failed
 
 
+def _held(exc: BaseException) -> bool:
+    """The job found its run held by another live process (it raised RunInProgress, possibly pickled back)."""
+    return "RunInProgress" in str(exc) or type(exc).__name__ == "RunInProgress"
+
+
 def _failure(root: Path, spec: RunSpec, exc: BaseException, log: str | None) -> Failure:
     record = rec.read_record(rec.run_dir(root, spec)) or {}
     last = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-    if "RunInProgress" in str(exc) or type(exc).__name__ == "RunInProgress":
-        return Failure(spec.run_id, last, log)  # the record (if any) belongs to the other process
     error = record.get("error") or last
     return Failure(spec.run_id, error, log or record.get("log"))
 
@@ -169,6 +173,10 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                 pending.remove(spec)
             else:
                 report.skipped -= 1
+    for spec in list(pending):  # another launch of the same experiment is running it: leave it alone
+        if held_elsewhere(rec.run_dir(root, spec)):
+            pending.remove(spec)
+            report.held.append(spec.run_id)
     if not pending:
         return report
     cpus = os.cpu_count() or 1
@@ -197,6 +205,12 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                 job.result()
                 report.done += 1
             except Exception as exc:  # the job failed; report and go on
+                if _held(exc):  # taken by another launch between our check and the job's start
+                    report.held.append(spec.run_id)
+                    bar.write(f"held by another live launch, left to it: {spec.run_id}")
+                    bar.update(1)
+                    show()
+                    continue
                 failure = _failure(root, spec, exc, log)
                 report.failed.append(failure)
                 bar.write(f"FAILED {failure.run_id}: {failure.error}\n  log: {failure.log}")

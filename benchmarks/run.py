@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
 
     report = launch(todo, args.results, opts, progress=not args.quiet)
     print(f"{args.experiment}: {report.done} finished, {len(report.failed)} failed, "
-          f"{len(specs) - len(todo)} were already complete")
+          f"{len(specs) - len(todo)} were already complete"
+          + (f", {len(report.held)} left to another live launch running them" if report.held else ""))
     for f in report.failed:
         print(f"  FAILED {f.run_id}: {f.error}\n    log: {f.log}")
     try:

@@ -181,11 +181,22 @@ def test_an_interrupted_run_resumes_from_its_checkpoint_to_the_same_result(tmp_p
 def test_a_run_held_by_a_live_process_is_not_started_twice(tmp_path):
     spec = _spec()
     d = rec.run_dir(tmp_path, spec)
+    assert not job_mod.held_elsewhere(d)
     with job_mod._run_lock(d):  # another launcher is running it
+        assert job_mod.held_elsewhere(d)
         with pytest.raises(job_mod.RunInProgress, match="another live process"):
             job_mod.run_one(spec, tmp_path, threads=1)
         assert not (d / rec.SPEC).exists() and not (d / rec.RECORD).exists()
     assert job_mod.run_one(spec, tmp_path, threads=1)["status"] == "complete"  # released
+    assert not job_mod.held_elsewhere(d)  # released with its holder
+
+
+def test_a_second_launch_leaves_held_runs_to_the_first_and_does_not_call_them_failed(tmp_path):
+    held, free = _spec(seed=0), _spec(seed=1)
+    with job_mod._run_lock(rec.run_dir(tmp_path, held)):  # the first launch is running seed 0
+        report = launch([held, free], tmp_path, LaunchOptions(executor="debug"), progress=False)
+    assert report.ok and report.done == 1 and report.held == [held.run_id] and not report.failed
+    assert rec.is_complete(rec.run_dir(tmp_path, free)) and not rec.is_complete(rec.run_dir(tmp_path, held))
 
 
 def test_g_eval_sweep_rows_are_recorded_after_each_phase(tmp_path):
