@@ -439,7 +439,8 @@ class DirectionalAnt(gym.Env):
     velocity replaced by the velocity along the heading: v . (cos h, sin h) + 1 (alive) -
     ``ctrl_cost_weight`` |a|^2. The heading is drawn at reset, and redrawn with probability
     ``turn_prob`` per step, within ``heading_spread`` of the torso's current yaw (pi: anywhere),
-    so the walker learns to turn as the maze's corners need. Ends when the ant is unhealthy
+    so the walker learns to walk off its body's axis (the maze controller asks for up to 60
+    degrees, see MazeController). Ends when the ant is unhealthy
     (torso height outside [0.2, 1]), as Ant-v5, and (``end_when_flipped``) when the torso is
     tilted past 90 degrees: Ant-v5 counts an ant on its back at height 0.27 as healthy, the
     walker never learned to avoid flipping, and every frozen maze episode traced was a flipped ant.
