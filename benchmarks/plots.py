@@ -180,20 +180,27 @@ def draw_table_rtg(df, fig):
     return _final(df, fig, x="dataset", hue="variant")
 
 
-def draw_lambda(df, fig):
-    e = evals(df)
-    axes = fig.subplots(1, 2, squeeze=False)[0]
+def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: str | None = None,
+                   log_y: tuple = ()) -> pd.DataFrame:
+    """One panel per metric (columns of ``e`` missing are left empty): variants' curves against ``x``."""
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     parts = []
-    for ax, c in zip(axes, ("entropy", "lambda")):
+    for ax, c in zip(axes, metrics):
         if c not in e:
             continue
-        d = on_grid(e, "updates", c, ["variant"])
-        sns.lineplot(d, x="updates", y=c, hue="variant", hue_order=_order(d["variant"]), errorbar=BAND, ax=ax, **BOOT)
-        ax.set_title(c)
-        if c == "lambda":
+        d = on_grid(e, x, c, ["variant"])
+        sns.lineplot(d, x=x, y=c, hue="variant", hue_order=_order(d["variant"]), errorbar=BAND, ax=ax, **BOOT)
+        ax.set_title((titles or {}).get(c, c))
+        if xlabel:
+            ax.set_xlabel(xlabel)
+        if c in log_y:
             ax.set_yscale("log")
         parts.append(d.assign(metric=c).rename(columns={c: "value"}))
     return pd.concat(parts, ignore_index=True) if parts else e
+
+
+def draw_lambda(df, fig):
+    return _metric_panels(fig, evals(df), "updates", ("entropy", "lambda"), log_y=("lambda",))
 
 
 def draw_curriculum(df, fig):
@@ -201,16 +208,8 @@ def draw_curriculum(df, fig):
     e = evals(df)
     e = e[e["phase"] == "online"] if "phase" in e else e
     cols = [c for c in ("exploration_rtg", _y(e)) if c in e and e[c].notna().any()]
-    axes = fig.subplots(1, len(cols), squeeze=False)[0]
-    parts = []
-    for ax, c in zip(axes, cols):
-        d = on_grid(e.dropna(subset=[c]), "online_samples", c, ["variant"])
-        sns.lineplot(d, x="online_samples", y=c, hue="variant", hue_order=_order(d["variant"]), errorbar=BAND,
-                     ax=ax, **BOOT)
-        ax.set_xlabel("online samples")
-        ax.set_title({"exploration_rtg": "exploration RTG", "score_mean": "normalized return"}.get(c, c))
-        parts.append(d.assign(metric=c).rename(columns={c: "value"}))
-    return pd.concat(parts, ignore_index=True) if parts else e
+    return _metric_panels(fig, e, "online_samples", cols, xlabel="online samples",
+                          titles={"exploration_rtg": "exploration RTG", "score_mean": "normalized return"})
 
 
 def draw_stability(df, fig):
