@@ -119,16 +119,13 @@ def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
 
 def held_elsewhere(directory: Path) -> bool:
     """True if another live process holds the run's lock right now (another launch is running it)."""
-    path = Path(directory) / ".lock"
-    if not path.exists():
+    if not (Path(directory) / ".lock").exists():  # never run: nothing to hold (and no directory to create)
         return False
-    with open(path, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(f, fcntl.LOCK_UN)
-    return False
+    try:
+        with _run_lock(directory):
+            return False
+    except RunInProgress:
+        return True
 
 
 @contextlib.contextmanager
