@@ -95,7 +95,7 @@ class OnlineConfig:
     sampling: str = "length"  # "length" | "return"
     eval_every_rounds: int = 10
     # learning rate from the first online round on; None: optim.lr, as in the paper (one rate
-    # throughout). A diagnostic knob: no preset sets it.
+    # throughout). The cpu preset sets it where its LAMB floor raised optim.lr (scale_to_cpu).
     lr: float | None = None
 
     def validate(self) -> None:
