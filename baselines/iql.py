@@ -18,7 +18,9 @@ agent). What it implements, as published:
 * The actor's learning rate follows a cosine decay over the offline updates (the published
   locomotion setting); online it is constant, as in the published finetuning setting.
 * Online finetuning: a transition replay buffer holding the offline data followed by the new
-  samples (FIFO at ``buffer_size``), one gradient update per environment step.
+  samples (FIFO at ``buffer_size``), one gradient update per environment step. Optionally
+  (``online_window``, not in the published code) online batches come from the newest rows
+  only, which sets the online data's share of what is sampled at a scaled-down budget.
 
 Resume is exact: ``state_dict`` holds networks, optimisers, the online transitions (the
 offline ones are rebuilt from the dataset), RNG states and counters. Online checkpoints are
@@ -73,6 +75,9 @@ class IQLConfig:
     offline_updates: int = 1_000_000
     online_samples: int = 200_000
     buffer_size: int = 1_000_000  # transitions; FIFO over offline data then online samples
+    # online phase only: batches from the newest this many transitions (0: the whole buffer).
+    # Sizes the online data's share of what is sampled (the cpu preset's "share" variant).
+    online_window: int = 0
     eval_episodes: int = 10
     eval_every_updates: int = 5000  # offline phase
     eval_every_samples: int = 5000  # online phase
@@ -90,7 +95,7 @@ class IQLConfig:
         for name in ("hidden_dim", "n_hidden", "batch_size", "buffer_size", "eval_episodes",
                      "eval_every_updates", "eval_every_samples", "checkpoint_every_updates"):
             check(getattr(self, name) >= 1, name, ">= 1")
-        for name in ("offline_updates", "online_samples"):
+        for name in ("offline_updates", "online_samples", "online_window"):
             check(getattr(self, name) >= 0, name, ">= 0")
         for name in ("actor_lr", "critic_lr", "value_lr", "temperature", "max_weight"):
             check(getattr(self, name) > 0, name, "> 0")
@@ -277,8 +282,11 @@ class TransitionBuffer:
     def __len__(self) -> int:
         return self.size - self.low
 
-    def sample(self, rng: np.random.Generator, batch_size: int, device: torch.device) -> dict[str, torch.Tensor]:
-        idx = torch.from_numpy(rng.integers(self.low, self.size, size=batch_size))
+    def sample(self, rng: np.random.Generator, batch_size: int, device: torch.device,
+               window: int = 0) -> dict[str, torch.Tensor]:
+        """Uniform over the FIFO's rows, or over the newest ``window`` of them (0: all)."""
+        low = max(self.low, self.size - window) if window else self.low
+        idx = torch.from_numpy(rng.integers(low, self.size, size=batch_size))
         return {k: v[idx].to(device) for k, v in self.arrays.items()}
 
     def online_rows(self) -> dict[str, torch.Tensor]:
@@ -421,7 +429,8 @@ class IQLAgent:
             group["lr"] = c.actor_lr * factor
 
     def sample_batch(self) -> dict[str, torch.Tensor]:
-        return self.buffer.sample(self.rng, self.cfg.batch_size, self.device)
+        window = self.cfg.online_window if self.counters.pretrain_done else 0
+        return self.buffer.sample(self.rng, self.cfg.batch_size, self.device, window)
 
     # ----- acting ------------------------------------------------------------------------
     @torch.no_grad()

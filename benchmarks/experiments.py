@@ -8,7 +8,7 @@ runs and a requeued job find its checkpoints.
 Experiments (paper section in brackets):
 
 * ``table1``: Table 1, every dataset row x method column (DT, ODT offline, ODT 0.2m, IQL, SAC),
-  10 seeds. SAC only on the four ``-medium`` locomotion datasets, as in the paper.
+  10 seeds, plus ``odt-control`` (ODT without new data; not in the paper) in every preset. SAC only on the four ``-medium`` locomotion datasets, as in the paper.
 * ``table_rtg``: appendix D, g_online = 2 g* (the paper's choice) against g_online = g*.
 * ``stoch_vs_det``: Fig. 4, stochastic ODT against DT's deterministic head, small and large model.
 * ``g_eval``: Fig. 5 (L) and Fig. 3, return against g_eval after pretraining and after finetuning.
@@ -21,6 +21,9 @@ Experiments (paper section in brackets):
 * ``lambda``: Fig. 12, entropy and lambda from several initial lambdas.
 * ``sampling``: appendix F, trajectory sampling by length against by return.
 * ``stability``: Fig. 11, online curves of ODT, IQL and SAC on hopper-medium.
+* ``iql_offline_curve`` (tuning, seeds from 100, never reported as a result): IQL's offline
+  score over 2e5 offline updates (cosine actor schedule over that length), evaluated every 1e4,
+  to choose the ``cpu`` preset's offline length where the curve levels off.
 * ``finetune_lr`` (not in the paper): ODT finetuned at the paper's learning rate of Table C.4
   (``online.lr`` set explicitly), the diagnostic that changed the ``cpu`` preset: it used to
   raise LAMB rates below 1e-3 to 1e-3 for pretraining and finetuning alike, and now finetunes
@@ -53,7 +56,7 @@ TABLE1_DATASETS = [
     "antmaze-umaze", "antmaze-umaze-diverse",
 ]
 SAC_DATASETS = ["hopper-medium", "walker2d-medium", "halfcheetah-medium", "ant-medium"]
-TABLE1_METHODS = ["dt", "odt-offline", "odt", "iql", "sac"]
+TABLE1_METHODS = ["dt", "odt-offline", "odt", "odt-control", "iql", "sac"]
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,7 @@ class Experiment:
     variants: Callable[[str, str, str], list[tuple[str, tuple, tuple]]] = field(
         default=lambda m, d, p: [("default", (), ())])
     applies: Callable[[str, str], bool] = field(default=lambda m, d: True)
+    first_seed: int = 0  # tuning experiments start at 100: reported seeds (0-99) are never tuned on
 
 
 def _base(dataset: str, preset: str, method: str = "odt"):
@@ -209,6 +213,10 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                variants=lambda m, d, p: [(f"sampling={s}", _ov(online__sampling=s), ()) for s in ("length", "return")]),
     Experiment("stability", "Fig. 11: stability of ODT, IQL and SAC during online training (hopper-medium)",
                5, ("hopper-medium",), ("odt", "iql", "sac")),
+    Experiment("iql_offline_curve", "Tuning (seeds 100+): IQL's offline score over 2e5 updates, to size the cpu preset",
+               1, ("hopper-medium", "hopper-medium-replay"), ("iql",), first_seed=100,
+               variants=lambda m, d, p: [("offline=2e5", _ov(offline_updates=200_000, online_samples=0,
+                                                            eval_every_updates=10_000), ())]),
     Experiment("finetune_lr", "Diagnostic: ODT finetuned at the paper's learning rate (the cpu preset floors it at 1e-3)",
                5, ("hopper-medium",), ("odt",),
                variants=lambda m, d, p: [("online.lr=paper", _ov(online__lr=_paper_lr(d)), ())]),
@@ -260,7 +268,7 @@ def expand(experiment: str, preset: str = "paper", seeds: int | None = None,
             if not exp.applies(m, d):
                 continue
             for variant, overrides, sweep in exp.variants(m, d, preset):
-                for s in range(n_seeds):
+                for s in range(exp.first_seed, exp.first_seed + n_seeds):
                     specs.append(RunSpec(experiment, m, d, s, preset, tuple(overrides), variant, tuple(sweep)))
     ids = [s.run_id for s in specs]
     assert len(set(ids)) == len(ids), "run ids must be unique within an experiment"

@@ -4,7 +4,9 @@ Every method is built the same way and presents the interface in baselines/inter
 
 * ``odt``: the paper's finetuning protocol (short pretraining with the finetuning table, then
   the online budget); ``odt-offline``: its offline protocol (1e5 updates, the offline table),
-  which gives Table 1's "ODT (offline)" column.
+  which gives Table 1's "ODT (offline)" column; ``odt-control``: ``odt`` with the same
+  pretraining, rate switch, buffer initialisation, exploration rollouts and budget, but the
+  rollouts never enter the buffer (no new data), so ODT's gain over it is what online data adds.
 * ``dt``: the original Decision Transformer, offline only (baselines/dt.py).
 * ``iql``: Implicit Q-Learning, offline then finetuned online (baselines/iql.py); its
   end-of-pretraining row gives "IQL (offline)", its last row "IQL (0.2m)".
@@ -36,9 +38,9 @@ from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
 
 
-def _odt_config(protocol: str):
+def _odt_config(protocol: str, **fixed: Any):
     def config(dataset: str, preset: str, seed: int, overrides: dict[str, Any]):
-        return make_config(dataset, protocol, preset, {"seed": seed, **overrides})
+        return make_config(dataset, protocol, preset, {"seed": seed, **fixed, **overrides})
     return config
 
 
@@ -68,6 +70,7 @@ def _sac_agent(cfg, data, make_env, score_fn, progress) -> Agent:
 METHODS: dict[str, tuple[Callable, Callable]] = {
     "odt": (_odt_config("online"), _odt_agent),
     "odt-offline": (_odt_config("offline"), _odt_agent),
+    "odt-control": (_odt_config("online", **{"online.add_rollouts": False}), _odt_agent),
     "dt": (dt_config, dt_agent),
     "iql": (iql_config, _iql_agent),
     "sac": (_sac_config, _sac_agent),

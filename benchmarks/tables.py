@@ -54,6 +54,9 @@ TABLE1_COLUMNS = [
     Column("iql_online", "IQL (0.2m)", "IQL (0.2m)", "iql"),
     Column("delta_iql", "δ IQL", r"$\delta_{\mathrm{IQL}}$", delta_of=("iql_online", "iql_offline")),
     Column("sac", "SAC (0.2m)", "SAC (0.2m)", "sac"),
+    # not in the paper: the no-new-data control, and ODT's gain over it (what online data adds)
+    Column("odt_control", "ODT control (0.2m)", "ODT control (0.2m)", "odt-control"),
+    Column("odt_vs_control", "ODT − control", r"ODT $-$ control", delta_of=("odt_online", "odt_control")),
 ]
 ONLINE_KEYS = ("odt_online", "iql_online", "sac")
 DELTA_KEYS = ("delta_odt", "delta_iql")

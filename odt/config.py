@@ -97,8 +97,14 @@ class OnlineConfig:
     # learning rate from the first online round on; None: optim.lr, as in the paper (one rate
     # throughout). The cpu preset sets it where its LAMB floor raised optim.lr (scale_to_cpu).
     lr: float | None = None
+    # True: each exploration rollout enters the replay buffer (Algorithm 1). False: the
+    # no-new-data control (method ``odt-control``): the same rollouts, rounds and updates, but
+    # the buffer keeps its initial trajectories, so its gain over pretraining is what the
+    # finetuning schedule alone (rate, top-N data, more updates) gives without online data.
+    add_rollouts: bool = True
 
     def validate(self) -> None:
+        _check(isinstance(self.add_rollouts, bool), "online.add_rollouts", self.add_rollouts, "true | false")
         _check(self.online_samples >= 0, "online.online_samples", self.online_samples, ">= 0")
         _check(self.lr is None or self.lr > 0, "online.lr", self.lr, "> 0 or None")
         _check(self.updates_per_round >= 1, "online.updates_per_round", self.updates_per_round, ">= 1")

@@ -276,13 +276,16 @@ class ODTTrainer:
         return o.g_online
 
     def explore(self) -> RolloutResult:
-        """One exploration episode with sampled actions, conditioned on g_online."""
+        """One exploration episode with sampled actions, conditioned on g_online; it enters the
+        buffer unless ``online.add_rollouts`` is off (the control), and counts toward the budget
+        either way."""
         g = self.exploration_rtg()
         seed = 20_000_000 + self.cfg.seed * 100_000 + self.counters.rounds
         gen = torch.Generator(device=self.device).manual_seed(seed)
         result = run_episodes(self.model, self._envs.get(1), self.conditioning(g), seeds=[seed],
                               sample=True, generator=gen)
-        self.buffer.add(result.episodes[0], relabel=self.cfg.online.hindsight_relabel, initial_rtg=g)
+        if self.cfg.online.add_rollouts:  # False: the no-new-data control (odt-control)
+            self.buffer.add(result.episodes[0], relabel=self.cfg.online.hindsight_relabel, initial_rtg=g)
         self.counters.online_samples += int(result.lengths[0])
         return result
 

@@ -106,6 +106,33 @@ def test_transition_buffer_is_fifo_over_offline_then_online_and_round_trips():
         buf.add([0.0], [0.0], 0.0, [0.0], 0.0)
 
 
+def test_transition_buffer_window_samples_only_the_newest_rows():
+    data = Trajectories.from_episodes([_traj(5, 0.0, True)])
+    buf = TransitionBuffer(transitions(data), capacity=100, max_online=4)
+    for i in range(2):
+        buf.add([100.0 + i], [0.0], 1.0, [101.0 + i], 0.0)
+    rng = np.random.default_rng(0)
+    seen = set(buf.sample(rng, 500, torch.device("cpu"), window=3)["observations"][:, 0].tolist())
+    assert seen == {4.0, 100.0, 101.0}  # the newest three rows: the last offline one, both online
+    everything = set(buf.sample(rng, 500, torch.device("cpu"))["observations"][:, 0].tolist())
+    assert everything == {0.0, 1.0, 2.0, 3.0, 4.0, 100.0, 101.0}
+
+
+def test_iql_online_window_applies_to_the_online_phase_only(hopper_random):
+    from baselines.iql import IQLAgent
+
+    cfg = iql_config("hopper-medium", "smoke", 0, {"online_window": 50})
+    agent = IQLAgent(cfg, hopper_random, make_hopper, progress=False)
+    offline_rows = agent.buffer.size
+    picked = lambda: agent.sample_batch()["observations"]  # noqa: E731
+    rows = agent.buffer.arrays["observations"][:offline_rows]
+    old = {tuple(r.tolist()) for r in rows[: offline_rows - 50]}
+    assert any(tuple(r.tolist()) in old for r in picked())  # offline: the whole dataset
+    agent.counters.pretrain_done = True
+    assert not any(tuple(r.tolist()) in old for r in picked())  # online: the newest 50 rows
+    agent.close()
+
+
 # ----- configs ------------------------------------------------------------------------------
 def test_iql_config_per_domain_and_preset():
     loco, maze = iql_config("hopper-medium"), iql_config("antmaze-umaze")

@@ -17,7 +17,7 @@ from benchmarks.launch import LaunchOptions, estimate, estimate_run, launch
 from benchmarks.methods import method_config
 from odt.config import ConfigError, make_config
 
-ALL_METHODS = ["dt", "odt-offline", "odt", "iql", "sac"]
+ALL_METHODS = ["dt", "odt-offline", "odt", "odt-control", "iql", "sac"]
 
 
 # ----- registry ------------------------------------------------------------------------------
@@ -27,7 +27,9 @@ def test_every_experiment_expands_to_unique_stable_ids(name):
     b = expand(name, "smoke", seeds=2, registered=ALL_METHODS)
     assert a and [s.run_id for s in a] == [s.run_id for s in b]
     assert len({s.run_id for s in a}) == len(a)
-    assert {s.seed for s in a} == {0, 1} and {s.preset for s in a} == {"smoke"}
+    first = EXPERIMENTS[name].first_seed  # tuning experiments start at 100, never on reported seeds
+    assert {s.seed for s in a} == {first, first + 1} and {s.preset for s in a} == {"smoke"}
+    assert first in (0, 100)
     for s in a:  # every spec builds a valid config
         from benchmarks.methods import METHODS, method_config
         if s.method in METHODS:
@@ -39,9 +41,9 @@ def test_table1_is_the_papers_grid():
     assert {s.seed for s in specs} == set(range(10))
     cells = {(s.method, s.dataset) for s in specs}
     assert {d for m, d in cells if m == "sac"} == set(SAC_DATASETS)
-    for m in ("dt", "odt-offline", "odt", "iql"):
+    for m in ("dt", "odt-offline", "odt", "odt-control", "iql"):
         assert {d for mm, d in cells if mm == m} == set(TABLE1_DATASETS)
-    assert len(specs) == 10 * (4 * 10 + 4)
+    assert len(specs) == 10 * (5 * 10 + 4)  # the paper's grid plus the control on every dataset
 
 
 def test_unregistered_methods_are_reported_and_left_out():
