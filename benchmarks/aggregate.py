@@ -67,13 +67,16 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
             "final_score": record.get("final_score"), "offline_score": record.get("offline_score"),
             "final_return": record.get("final_return"), "offline_return": record.get("offline_return"),
             "wall_time": (record.get("counters") or {}).get("wall_time"),
+            "updates": (record.get("counters") or {}).get("updates"),
+            "online_samples": (record.get("counters") or {}).get("online_samples"),
             "attempts": record.get("attempts"), "error": record.get("error"),
             "data_source": source, "path": str(directory),
         })
     columns = [*FACTORS, "overrides", "final_score", "offline_score", "final_return", "offline_return",
-               "wall_time", "attempts", "error", "data_source", "path"]
+               "wall_time", "updates", "online_samples", "attempts", "error", "data_source", "path"]
     df = pd.DataFrame(rows, columns=columns)
-    for c in ("final_score", "offline_score", "final_return", "offline_return", "wall_time"):
+    for c in ("final_score", "offline_score", "final_return", "offline_return", "wall_time",
+              "updates", "online_samples"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
     return df.sort_values(["preset", "experiment", "run_id"], kind="stable").reset_index(drop=True)
 

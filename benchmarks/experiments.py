@@ -24,6 +24,9 @@ Experiments (paper section in brackets):
 * ``iql_offline_curve`` (tuning, seeds from 100, never reported as a result): IQL's offline
   score over 2e5 offline updates (cosine actor schedule over that length), evaluated every 1e4,
   to choose the ``cpu`` preset's offline length where the curve levels off.
+* ``iql_buffer`` (the protocol's variant S4): IQL with the published buffer, where 5k online
+  samples end at 0.5% of it, against Table 1's IQL, whose online batches come from the newest
+  25k transitions (the paper's 20% share).
 * ``finetune_lr`` (not in the paper): ODT finetuned at the paper's learning rate of Table C.4
   (``online.lr`` set explicitly), the diagnostic that changed the ``cpu`` preset: it used to
   raise LAMB rates below 1e-3 to 1e-3 for pretraining and finetuning alike, and now finetunes
@@ -217,6 +220,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                1, ("hopper-medium", "hopper-medium-replay"), ("iql",), first_seed=100,
                variants=lambda m, d, p: [("offline=2e5", _ov(offline_updates=200_000, online_samples=0,
                                                             eval_every_updates=10_000), ())]),
+    Experiment("iql_buffer", "Protocol S4: IQL finetuned with the published buffer (online data 0.5% of it) instead of Table 1's 25k window",
+               10, ("hopper-medium", "hopper-medium-replay"), ("iql",),
+               variants=lambda m, d, p: [("published-buffer", _ov(online_window=0), ())]),
     Experiment("finetune_lr", "Diagnostic: ODT finetuned at the paper's learning rate (the cpu preset floors it at 1e-3)",
                5, ("hopper-medium",), ("odt",),
                variants=lambda m, d, p: [("online.lr=paper", _ov(online__lr=_paper_lr(d)), ())]),

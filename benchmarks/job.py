@@ -31,6 +31,7 @@ import submitit
 
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
+from benchmarks.methods import dataset_size
 from benchmarks.preemption import stop_on_signals
 from odt.checkpoint import CheckpointManager
 from odt.config import to_dict
@@ -38,11 +39,6 @@ from odt.runtime import keep_freed_memory_in_heap
 from odt.train import StopRequested, TrainingDiverged
 
 KEEP_CHECKPOINTS = int(os.environ.get("ODT_KEEP_CHECKPOINTS", "2"))
-
-
-def dataset_size(preset: str) -> str:
-    """The smoke preset trains on the tiny generated dataset; every other preset on the real one."""
-    return "smoke" if preset == "smoke" else "full"
 
 
 def load_data(spec: RunSpec):
@@ -156,10 +152,10 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
         return _summary(existing)
     keep_freed_memory_in_heap()
     with _run_lock(directory):
-        return _run_locked(spec, directory, threads, progress)
+        return _run_locked(spec, root, directory, threads, progress)
 
 
-def _run_locked(spec: RunSpec, directory: Path, threads: int | None, progress: bool) -> dict:
+def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int | None, progress: bool) -> dict:
     existing = rec.read_record(directory)
     if existing is not None and existing.get("status") == "complete":  # finished while we waited
         return _summary(existing)
@@ -167,7 +163,7 @@ def _run_locked(spec: RunSpec, directory: Path, threads: int | None, progress: b
         import torch
         torch.set_num_threads(threads)
 
-    log_path = _log_path()
+    log_path = rec.relative_log(root, _log_path())  # records hold no absolute paths of this machine
     started = time.time()
     rec.write_json(directory / rec.SPEC, spec.to_dict())
     attempt = rec.record_attempt(directory, log_path)

@@ -6,7 +6,13 @@ go out as one job array (``slurm_array_parallelism`` caps how many run at once);
 submitit's LocalExecutor starts one process per job and this module keeps at most
 ``parallel`` of them alive (LocalExecutor has no cap of its own). Finished, failed and running
 jobs are shown as counts on one progress bar; a failed job is reported with its log path and
-does not stop the others.
+does not stop the others. Ctrl-C cancels the running jobs and raises :class:`LaunchInterrupted`
+naming them (each resumes from its checkpoints at the next launch); the local executor's helper
+processes, which get the terminal's Ctrl-C too, write their stderr to ``_logs/`` instead of the
+terminal.
+
+Before a launch the runner checks the plan here: ``with_overrides`` (``--set``),
+``check_configs``, ``dataset_problems`` and ``make_datasets`` (the forge, on demand).
 
 The compute estimate printed before a launch is a cost model, not a measurement: gradient
 updates x FLOPs per update (6 x parameters x tokens for the transformer, plus attention),
@@ -16,13 +22,15 @@ update) or a nominal GPU throughput, plus environment steps at a fixed cost each
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
 import shutil
 import subprocess
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +72,10 @@ class LaunchOptions:
             raise ConfigError(f"max_requeues={self.max_requeues!r} is out of range: >= 0")
         if self.gpus < 0:
             raise ConfigError(f"gpus={self.gpus!r} is out of range: >= 0")
+        if self.threads is not None and self.threads < 1:
+            raise ConfigError(f"threads={self.threads!r} is out of range: >= 1")
+        if self.mem_gb is not None and not (math.isfinite(self.mem_gb) and self.mem_gb > 0):
+            raise ConfigError(f"mem_gb={self.mem_gb!r} is out of range: > 0 and finite")
         return self
 
 
@@ -83,6 +95,24 @@ def resolve_executor(kind: str) -> str:
     if kind == "auto":
         return "slurm" if slurm_reachable() else "local"
     return kind
+
+
+def gpu_present() -> bool:
+    """True when torch sees a CUDA GPU here."""
+    try:
+        import torch
+        return bool(torch.cuda.is_available())
+    except Exception:  # pragma: no cover - a broken CUDA install counts as none
+        return False
+
+
+def default_preset(kind: str) -> tuple[str, str]:
+    """(preset, why) when none is given: the paper's on Slurm or with a GPU, else the cpu preset."""
+    if kind == "slurm":
+        return "paper", "submitting to Slurm"
+    if gpu_present():
+        return "paper", "a CUDA GPU is present"
+    return "cpu", "local CPU, no GPU"
 
 
 def largest_node_cpus(partition: str | None, timeout_s: float = 10.0) -> int | None:
@@ -124,11 +154,43 @@ def make_executor(kind: str, folder: Path, opts: LaunchOptions, name: str = "odt
     return executor
 
 
+CONTROLLER_LOG = "local-controllers.err"
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path, active: bool = True):
+    """Processes started inside write their stderr to ``path``, not the terminal. Ctrl-C reaches
+    the whole foreground process group, and submitit's local controller processes (whose stderr
+    is the launcher's) would print a KeyboardInterrupt traceback each over the launcher's report."""
+    if not active:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as f:
+        os.dup2(f.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 @dataclass
 class Failure:
     run_id: str
     error: str
     log: str | None
+
+
+class LaunchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a launch; ``run_ids`` are the runs that were running (cancelled; each
+    resumes from its newest checkpoint on the next launch)."""
+
+    def __init__(self, run_ids: list[str]):
+        super().__init__(f"interrupted {len(run_ids)} running run(s)")
+        self.run_ids = run_ids
 
 
 @dataclass
@@ -153,7 +215,8 @@ def _failure(root: Path, spec: RunSpec, exc: BaseException, log: str | None) -> 
     record = rec.read_record(rec.run_dir(root, spec)) or {}
     last = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
     error = record.get("error") or last
-    return Failure(spec.run_id, error, log or record.get("log"))
+    stored = rec.resolve_log(root, record.get("log"))
+    return Failure(spec.run_id, error, log or (str(stored) if stored else None))
 
 
 def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | None = None,
@@ -204,6 +267,9 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
             try:
                 job.result()
                 report.done += 1
+            except KeyboardInterrupt:  # (debug: the run itself was interrupted) still unfinished
+                running.append(item)
+                raise
             except Exception as exc:  # the job failed; report and go on
                 if _held(exc):  # taken by another launch between our check and the job's start
                     report.held.append(spec.run_id)
@@ -248,7 +314,8 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                     if len(running) >= opts.parallel:
                         time.sleep(opts.poll_s)
                 try:
-                    running.append((spec, executor.submit(RunJob(), spec, str(root), threads)))
+                    with _stderr_to(folder / CONTROLLER_LOG, kind == "local"):
+                        running.append((spec, executor.submit(RunJob(), spec, str(root), threads)))
                 except Exception as exc:
                     submission_failed([spec], exc, folder)
                 show()
@@ -260,10 +327,70 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
         for _, job in running:
             if kind != "debug":
                 job.cancel(check=False)
-        raise
+        raise LaunchInterrupted([spec.run_id for spec, _ in running]) from None
     finally:
         bar.close()
     return report
+
+
+# ---------------------------------------------------------------------------------------------
+# Before a launch: overrides, configs, datasets
+# ---------------------------------------------------------------------------------------------
+def with_overrides(specs: Sequence[RunSpec], overrides: dict[str, Any]) -> list[RunSpec]:
+    """The specs with ``overrides`` (``--set``) applied over their own; being part of the spec,
+    they change each run's id."""
+    if not overrides:
+        return list(specs)
+    return [dataclasses.replace(s, overrides=tuple(sorted({**s.overrides_dict, **overrides}.items())))
+            for s in specs]
+
+
+def check_configs(specs: Sequence[RunSpec]) -> None:
+    """Build each distinct config once; a bad field or value raises ConfigError naming the
+    method, dataset and field, before anything runs."""
+    from benchmarks.methods import method_config
+    from odt.config import ConfigError
+    seen = set()
+    for s in specs:
+        key = (s.method, s.dataset, s.preset, s.overrides)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict)
+        except ConfigError as exc:
+            raise ConfigError(f"{s.method} on {s.dataset} ({s.variant}): {exc}") from None
+
+
+def dataset_problems(specs: Sequence[RunSpec]) -> dict[str, str]:
+    """Dataset name -> why the runs cannot load it (missing, invalid), for each dataset the specs
+    need at their preset's size; empty when every one is there. Smoke data is made on demand."""
+    from benchmarks.datasets.loading import dataset_problem
+    from benchmarks.methods import dataset_size
+    needed = sorted({(s.dataset, dataset_size(s.preset)) for s in specs})
+    problems = {name: dataset_problem(name, size) for name, size in needed}
+    return {name: problem for name, problem in problems.items() if problem is not None}
+
+
+def forgeable(name: str) -> bool:
+    """True when the forge can fix dataset ``name`` here: its environment is installed and either
+    nothing is on disk or the file in the way is the forge's own (an invalid D4RL file is the user's)."""
+    from benchmarks.datasets.loading import find_dataset
+    from benchmarks.datasets.registry import get_spec
+    if not get_spec(name).available:
+        return False
+    found = find_dataset(name)
+    return found is None or found[0] == "generated"
+
+
+def make_datasets(names: Sequence[str], progress: bool = True, say: Callable[[str], None] = print) -> None:
+    """Make datasets with the forge, one after the other (its progress bars and messages); an
+    invalid file of the forge's own is rebuilt."""
+    from benchmarks.datasets.forge import expected_work, forge_config, make
+    from benchmarks.datasets.loading import find_dataset
+    for i, name in enumerate(names, 1):
+        say(f"making dataset {name} ({i}/{len(names)}): the forge {expected_work(name)}")
+        make(name, forge_config(name), force=find_dataset(name) is not None, progress=progress)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,6 +418,18 @@ class Estimate:
     @property
     def gpu_hours(self) -> float:
         return (self.flops / GPU_FLOPS + self.env_steps * ENV_STEP_S) / 3600
+
+    def wall_hours(self, kind: str, opts: LaunchOptions, gpu: bool = False) -> float:
+        """Rough wall-clock hours of these runs on executor ``kind``: locally ``parallel`` runs
+        at once (all on the GPU if there is one), on Slurm ``array_parallelism`` jobs at once."""
+        if self.runs == 0:
+            return 0.0
+        if kind == "slurm":
+            total = self.gpu_hours if opts.gpus else self.cpu_hours / opts.cpus
+            return total / min(self.runs, opts.array_parallelism)
+        if gpu:
+            return self.gpu_hours
+        return self.cpu_hours / max(1, min(opts.parallel, os.cpu_count() or 1, self.runs))
 
     def describe(self) -> str:
         text = (f"{self.runs} runs, ~{self.updates:.3g} gradient updates and ~{self.env_steps:.3g} "
@@ -367,3 +506,10 @@ def estimate(specs: Sequence[RunSpec]) -> Estimate:
         if not exact:
             est.rough.append(s.method)
     return est
+
+
+def format_hours(hours: float) -> str:
+    """``12 min``, ``2.2 h``, ``3.1 days``."""
+    if hours < 1:
+        return f"{max(1, round(hours * 60)) if hours > 0 else 0} min"
+    return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:,.3g} days"

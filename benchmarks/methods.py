@@ -38,6 +38,11 @@ from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
 
 
+def dataset_size(preset: str) -> str:
+    """The smoke preset trains on the tiny generated dataset; every other preset on the real one."""
+    return "smoke" if preset == "smoke" else "full"
+
+
 def _odt_config(protocol: str, **fixed: Any):
     def config(dataset: str, preset: str, seed: int, overrides: dict[str, Any]):
         return make_config(dataset, protocol, preset, {"seed": seed, **fixed, **overrides})
@@ -119,7 +124,6 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     from benchmarks.datasets import load_dataset
-    from benchmarks.job import dataset_size
     from odt.checkpoint import atomic_write_bytes
 
     torch.set_num_threads(args.threads)

@@ -54,12 +54,21 @@ def evals(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["phase"].isin(EVAL_PHASES)] if "phase" in df else df.iloc[0:0]
 
 
-def on_grid(df: pd.DataFrame, x: str, y: str, by: list[str], points: int = 40) -> pd.DataFrame:
-    """Each run's (x, y) curve interpolated onto one grid of x, so runs can be averaged."""
+def common_end(df: pd.DataFrame, x: str) -> float:
+    """The largest x every complete run reaches (runs stop at the first round past the budget,
+    each at its own count; averaging beyond the first to stop makes the mean jump)."""
+    done = df[df["status"] == "complete"] if "status" in df and (df["status"] == "complete").any() else df
+    return float(done.groupby("run_id")[x].max().min())
+
+
+def on_grid(df: pd.DataFrame, x: str, y: str, by: list[str], points: int = 40,
+            common: bool = False) -> pd.DataFrame:
+    """Each run's (x, y) curve interpolated onto one grid of x, so runs can be averaged;
+    ``common``: the grid ends where the first complete run ends, so every point averages every run."""
     df = df.dropna(subset=[x, y])
     if df.empty:
         return pd.DataFrame(columns=[*by, "run_id", x, y])
-    grid = np.linspace(0.0, float(df[x].max()), points)
+    grid = np.linspace(0.0, common_end(df, x) if common else float(df[x].max()), points)
     out = []
     for keys, g in df.groupby([*by, "run_id"], sort=True):
         g = g.sort_values(x)
@@ -96,7 +105,7 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
     y = _y(e)
     facets = sorted(e[facet].unique()) if facet else [None]
     # one grid per panel (each dataset has its own range of x)
-    parts = [on_grid(e if f is None else e[e[facet] == f], x, y, [hue] + ([facet] if facet else []))
+    parts = [on_grid(e if f is None else e[e[facet] == f], x, y, [hue] + ([facet] if facet else []), common=True)
              for f in facets]
     data = pd.concat(parts, ignore_index=True)
     cols = min(4, max(1, len(facets)))
@@ -212,12 +221,19 @@ def draw_curriculum(df, fig):
                           titles={"exploration_rtg": "exploration RTG", "score_mean": "normalized return"})
 
 
+def draw_control(df, fig):
+    """ODT against its no-new-data control over online samples, one panel per dataset."""
+    pair = df[df.method.isin(["odt", "odt-control"])]
+    return _curves(pair, fig, hue="method", facet="dataset")
+
+
 def draw_stability(df, fig):
     return _curves(df, fig, hue="method")
 
 
 FIGURES = [
     Figure("learning_curves", "table1", "Table 1 runs: normalized return during online finetuning", draw_learning_curves, (14, 3.5)),
+    Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning", draw_control, (10, 4)),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium, return, NLL, entropy and lambda", draw_convergence, (14, 3.5)),
     Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)", draw_stoch, (10, 4)),
     Figure("g_eval", "g_eval", "Fig. 3 / 5 (L): return against g_eval", draw_g_eval, (10, 4)),

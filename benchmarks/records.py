@@ -152,8 +152,25 @@ def environment() -> dict[str, Any]:
     }
 
 
+def relative_log(root: Path | str, log: str | os.PathLike | None) -> str | None:
+    """A log path as stored in records: relative to the results root (``preset/experiment/_logs/...``),
+    so records do not carry the absolute paths of the machine that ran them."""
+    if log is None:
+        return None
+    return Path(os.path.relpath(Path(log).resolve(), Path(root).resolve())).as_posix()
+
+
+def resolve_log(root: Path | str, stored: str | None) -> Path | None:
+    """The log file a record names: stored relative to the results root (older records: absolute)."""
+    if not stored:
+        return None
+    path = Path(stored)
+    return path if path.is_absolute() else Path(root) / path
+
+
 def record_attempt(directory: Path, log_path: str | None) -> int:
-    """Append this attempt's environment to environment.json; returns the attempt number."""
+    """Append this attempt's environment to environment.json; returns the attempt number.
+    ``log_path`` is stored as given (the runner passes it relative to the results root)."""
     path = Path(directory) / ENVIRONMENT
     attempts = read_json(path)["attempts"] if path.exists() else []
     attempts.append({**environment(), "log": log_path})

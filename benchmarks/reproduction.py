@@ -14,7 +14,10 @@ IQL does. This module computes, from the ``table1`` runs of one preset:
 * the gain at the first online evaluation of each ``odt`` and ``iql`` run (ODT: after
   ``eval_every_rounds`` rounds; IQL: after ``eval_every_samples`` samples), its score there
   minus its score after pretraining: a fixed point of the curve, not a chosen best one;
-* the wall time of each method (minutes per run) and the compute the runs used in total.
+* ODT against its no-new-data control (``odt-control``), paired by seed: what online data adds,
+  and the control's own gain (what the finetuning schedule does without new data);
+* the wall time of each method (minutes per run) and the compute the runs used in total;
+* every seed's scores, so each mean can be checked.
 
 Bootstrap: percentile intervals from resampling seeds with replacement, seeded, so the same
 results tree always gives the same text. Written by hand (a few lines of numpy) because the
@@ -89,6 +92,78 @@ def gains(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> dict[
     }
 
 
+def paired_difference(runs: pd.DataFrame, dataset: str, a: str, b: str, value: str = "final_score",
+                      reps: int = BOOTSTRAP_REPS) -> Estimate:
+    """Mean over seeds of (method a - method b) on the same seed, with a bootstrap interval over
+    the per-seed differences; seeds missing from either method are left out."""
+    left = _complete(runs, a, dataset).set_index("seed")[value]
+    right = _complete(runs, b, dataset).set_index("seed")[value]
+    diffs = (left - right).dropna()
+    return bootstrap_combination([(diffs.to_numpy(), 1.0)], reps)
+
+
+def control_comparison(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
+    """ODT against its no-new-data control (``odt-control``): the two share each seed's
+    pretraining, so ODT's gain over the control, paired by seed, is what online data adds; the
+    control's own within-run gain is what the finetuning schedule does without new data."""
+    odt, control = (_complete(runs, m, dataset) for m in ("odt", "odt-control"))
+    return {
+        "odt_final": bootstrap_combination([(odt.final_score, 1.0)], reps),
+        "control_final": bootstrap_combination([(control.final_score, 1.0)], reps),
+        "odt_minus_control": paired_difference(runs, dataset, "odt", "odt-control", reps=reps),
+        "odt_gain": bootstrap_combination([(odt.final_score - odt.offline_score, 1.0)], reps),
+        "control_gain": bootstrap_combination([(control.final_score - control.offline_score, 1.0)], reps),
+        "pretraining_mismatch": paired_difference(runs, dataset, "odt", "odt-control", "offline_score", reps),
+    }
+
+
+def control_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+    """The control section (no lines if no dataset has both ``odt`` and ``odt-control`` runs)."""
+    both = [d for d in dataset_order(runs) if not _complete(runs, "odt-control", d).empty
+            and not _complete(runs, "odt", d).empty]
+    if not both:
+        return []
+    lines = ["", "## What online data adds: ODT against its no-new-data control (`odt-control`)", "",
+             "Paired by seed (the two share each seed's pretraining). Updates and online samples: "
+             "mean per run.", "",
+             "| dataset | ODT final | control final | ODT − control (paired) | ODT gain in run | "
+             "control gain in run | updates ODT / control | samples ODT / control |",
+             "|---|---|---|---|---|---|---|---|"]
+    for d in both:
+        c = control_comparison(runs, d, reps)
+        odt, control = (_complete(runs, m, d) for m in ("odt", "odt-control"))
+        lines.append(
+            f"| {d} | {c['odt_final'].text(False)} | {c['control_final'].text(False)} | "
+            f"{c['odt_minus_control'].text()} | {c['odt_gain'].text()} | {c['control_gain'].text()} | "
+            f"{odt.updates.mean():.0f} / {control.updates.mean():.0f} | "
+            f"{odt.online_samples.mean():.0f} / {control.online_samples.mean():.0f} |")
+        if c["pretraining_mismatch"].n and (c["pretraining_mismatch"].lo != 0 or c["pretraining_mismatch"].hi != 0):
+            lines.append(f"| {d}: WARNING | end-of-pretraining scores of ODT and control differ on some seed: "
+                         f"{c['pretraining_mismatch'].text()} | | | | | | |")
+    return lines
+
+
+def per_seed_lines(runs: pd.DataFrame) -> list[str]:
+    """Every seed's scores, one row per (dataset, seed): the numbers behind every mean."""
+    cols = [("odt-offline", "final_score", "ODT offline"), ("odt", "offline_score", "ODT pretrained"),
+            ("odt", "final_score", "ODT final"), ("odt-control", "final_score", "control final"),
+            ("iql", "offline_score", "IQL offline"), ("iql", "final_score", "IQL final"),
+            ("dt", "final_score", "DT"), ("sac", "final_score", "SAC")]
+    ok = runs[runs.status == "complete"]
+    lines = ["", "## Per-seed scores (complete runs)", "",
+             "| dataset | seed | " + " | ".join(label for _, _, label in cols) + " |",
+             "|---|---|" + "---|" * len(cols)]
+    for d in dataset_order(ok):
+        sel = ok[ok.dataset == d]
+        for seed in sorted(sel.seed.unique()):
+            cells = []
+            for method, value, _ in cols:
+                v = sel[(sel.method == method) & (sel.seed == seed)][value].dropna()
+                cells.append(f"{v.iloc[0]:.1f}" if len(v) else "—")
+            lines.append(f"| {d} | {seed} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def early_gains(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: str,
                 reps: int = BOOTSTRAP_REPS) -> tuple[Estimate, float]:
     """(gain at the first online evaluation, mean online samples there) over complete runs."""
@@ -142,10 +217,12 @@ def wall_times(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None = None,
-                 reps: int = BOOTSTRAP_REPS) -> str:
+                 reps: int = BOOTSTRAP_REPS, seeds: Sequence[int] | None = None) -> str:
     runs = agg.load_runs(root, preset, "table1")
     if datasets:
         runs = runs[runs.dataset.isin(list(datasets))]
+    if seeds:
+        runs = runs[runs.seed.isin(list(seeds))]
     if runs.empty:
         return f"No table1 runs at preset {preset!r} under {root}.\n"
     lines = [f"## Finetuning gains at the `{preset}` preset (mean [95% bootstrap CI] over seeds)", "",
@@ -162,11 +239,13 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     for dataset in dataset_order(runs):
         (odt, odt_n), (iql, iql_n) = (early_gains(curves, runs, dataset, m, reps) for m in ("odt", "iql"))
         lines.append(f"| {dataset} | {odt.text()} | {odt_n:.0f} | {iql.text()} | {iql_n:.0f} |")
+    lines += control_lines(runs, reps)
     lines += finetune_lr_lines(root, preset, runs, reps)
     lines += ["", "## Wall time per run (minutes; one CPU thread each, two runs at once)", "",
               "| method | dataset | mean | min | max | runs |", "|---|---|---|---|---|---|"]
     for _, r in wall_times(runs).iterrows():
         lines.append(f"| {r.method} | {r.dataset} | {r['mean']:.1f} | {r['min']:.1f} | {r['max']:.1f} | {int(r['count'])} |")
+    lines += per_seed_lines(runs)
     done = runs[runs.status == "complete"]
     status = runs.status.value_counts().to_dict()
     lines += ["", f"Runs: {len(runs)} ({', '.join(f'{v} {k}' for k, v in sorted(status.items()))}); "
@@ -187,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--preset", default="cpu", choices=PRESETS)
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
     p.add_argument("--datasets", nargs="+", default=None, help="only these datasets")
+    p.add_argument("--seeds", type=int, nargs="+", default=None,
+                   help="only these seeds (e.g. a protocol's fresh seeds: --seeds 5 6 7 8 9)")
     p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples")
     p.add_argument("--out", type=Path, default=None,
                    help="also write the text here (default: print only), e.g. paper_tables/reproduction_cpu.md")
@@ -194,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.reps < 100:
         print(f"error: --reps={args.reps} is out of range: >= 100", file=sys.stderr)
         return 2
-    text = summary_text(args.results, args.preset, args.datasets, args.reps)
+    text = summary_text(args.results, args.preset, args.datasets, args.reps, args.seeds)
     print(text)
     if args.out:
         write_text(args.out, text)

@@ -1,11 +1,18 @@
-"""``python -m benchmarks.run <experiment>``: expand an experiment, launch what is not done, tabulate.
+"""``python -m benchmarks.run <experiment>``: expand an experiment, check its datasets, launch what is not done, tabulate.
 
 Examples::
 
     python -m benchmarks.run table1 --preset smoke --seeds 1 --datasets hopper-medium  # ~1 min, not a result
-    python -m benchmarks.run table1 --preset cpu --datasets hopper-medium
-    python -m benchmarks.run table1 --dry-run                     # what the paper preset would run
+    python -m benchmarks.run table1 --preset cpu --datasets hopper-medium --make-datasets
+    python -m benchmarks.run table1 --dry-run        # the plan, its cost and its datasets; runs nothing
+    python -m benchmarks.run hindsight --preset cpu --set online.online_samples=2500
     python -m benchmarks.run hindsight --executor slurm --partition gpu --gpus 1 --time 1440
+
+Without --preset the preset is ``paper`` when the runs go to Slurm or a CUDA GPU is here, else
+``cpu``; the first line says which, how many runs, and the estimated wall time. Before anything
+runs, every dataset the plan needs is checked (on disk, readable, fitting its environment): if
+some are not, nothing is launched and one message names each with the command that makes it
+(--make-datasets makes them first instead). A local plan estimated over 24 h needs --yes.
 
 A second call skips complete runs; partial runs resume from their checkpoints; failed runs are
 retried and, if they fail again, reported with their log path (the others still finish).
@@ -18,9 +25,32 @@ import sys
 from pathlib import Path
 
 from benchmarks import records as rec
-from benchmarks.experiments import EXPERIMENTS, expand
-from benchmarks.launch import EXECUTORS, LaunchOptions, estimate, launch, resolve_executor
+from benchmarks.experiments import EXPERIMENTS, RunSpec, expand
+from benchmarks.launch import (
+    EXECUTORS,
+    LaunchInterrupted,
+    LaunchOptions,
+    check_configs,
+    dataset_problems,
+    default_preset,
+    estimate,
+    forgeable,
+    format_hours,
+    gpu_present,
+    launch,
+    make_datasets,
+    resolve_executor,
+    with_overrides,
+)
 from odt.config import PRESETS, ConfigError, parse_assignments
+
+LOCAL_LIMIT_H = 24.0  # a local plan estimated longer than this needs --yes
+EXIT_CODES = """exit codes:
+  0 every run of the plan is complete (or --dry-run)
+  1 some runs failed (each is named with its log), or a dataset could not be made
+  2 usage or configuration error: an unknown name, an out-of-range value, datasets missing,
+    or a local plan over 24 h without --yes; nothing was launched
+  130 interrupted (Ctrl-C): the next call resumes the interrupted runs from their checkpoints"""
 
 
 def _available(dataset: str) -> bool:
@@ -31,20 +61,29 @@ def _available(dataset: str) -> bool:
         return True
 
 
+def _err(text: str) -> None:
+    print(text, file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m benchmarks.run", description=__doc__,
+        prog="python -m benchmarks.run", description=__doc__, epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("experiment", help="one of: " + ", ".join(EXPERIMENTS))
-    p.add_argument("--preset", default="paper", help=f"{' | '.join(PRESETS)} (default: paper, the paper's configuration)")
+    p.add_argument("--preset", default=None,
+                   help=f"{' | '.join(PRESETS)} (default: paper on Slurm or with a CUDA GPU, else cpu)")
     p.add_argument("--seeds", type=int, default=None, help="number of seeds (default: the paper's, e.g. 10 for table1)")
     p.add_argument("--datasets", nargs="+", default=None, help="only these datasets")
     p.add_argument("--methods", nargs="+", default=None, help="only these methods")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="override a config field of every run, as in python -m odt, e.g. --set optim.lr=1e-4 "
+                        "(part of each run's id, so these are other runs)")
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
     p.add_argument("--tables-dir", type=Path, default=Path("paper_tables"), help="where tables go (default: paper_tables/)")
-    p.add_argument("--dry-run", action="store_true", help="print what would run and what is already done, run nothing")
+    p.add_argument("--dry-run", action="store_true", help="print the plan, its datasets and what is done; run nothing")
+    p.add_argument("--make-datasets", action="store_true",
+                   help="make the datasets the plan is missing with the forge first (can take hours: it says so)")
+    p.add_argument("--yes", action="store_true", help=f"launch a local plan estimated over {LOCAL_LIMIT_H:g} h")
     p.add_argument("--include-unavailable", action="store_true",
                    help="also launch datasets the registry marks unavailable (they will fail)")
     g = p.add_argument_group("executor")
@@ -69,37 +108,117 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        specs = expand(args.experiment, args.preset, args.seeds, args.datasets, args.methods,
-                       warn=lambda m: print(f"warning: {m}", file=sys.stderr))
-        opts = LaunchOptions(
-            executor=args.executor, parallel=args.parallel, threads=args.threads,
-            partition=args.partition, time_min=args.time, gpus=args.gpus, cpus=args.cpus,
-            mem_gb=args.mem_gb, array_parallelism=args.array_parallelism, max_requeues=args.max_requeues,
-            slurm_extra=parse_assignments(args.slurm_extra, "--slurm-extra")).validate()
+        return _run(args)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _err(f"error: {exc}")
         return 2
+    except LaunchInterrupted as exc:
+        for run_id in exc.run_ids:
+            _err(f"interrupted: {run_id}; the next call resumes it from its last checkpoint")
+        _err("interrupted: run the same command again to resume (complete runs are skipped)")
+        return 130
+    except KeyboardInterrupt as exc:  # before any run started (ForgeStopped says how the forge resumes)
+        _err(str(exc) or "interrupted before any run started; run the same command again to start")
+        return 130
+
+
+def _options(args: argparse.Namespace) -> LaunchOptions:
+    return LaunchOptions(
+        executor=args.executor, parallel=args.parallel, threads=args.threads,
+        partition=args.partition, time_min=args.time, gpus=args.gpus, cpus=args.cpus,
+        mem_gb=args.mem_gb, array_parallelism=args.array_parallelism, max_requeues=args.max_requeues,
+        slurm_extra=parse_assignments(args.slurm_extra, "--slurm-extra")).validate()
+
+
+def _plan(args: argparse.Namespace, preset: str) -> list[RunSpec]:
+    """The experiment's specs with the --set overrides, every config built once (ConfigError names
+    the field), without the datasets whose environment is not installed (reported)."""
+    specs = expand(args.experiment, preset, args.seeds, args.datasets, args.methods,
+                   warn=lambda m: _err(f"warning: {m}"))
+    specs = with_overrides(specs, parse_assignments(args.set))
+    check_configs(specs)
     if not args.include_unavailable:
         skipped = sorted({s.dataset for s in specs if not _available(s.dataset)})
         if skipped:
-            print(f"warning: dataset(s) {', '.join(skipped)} not available here; their rows stay missing "
-                  f"(--include-unavailable to launch them anyway)", file=sys.stderr)
+            _err(f"warning: dataset(s) {', '.join(skipped)} not available here; their rows stay missing "
+                 f"(--include-unavailable to launch them anyway)")
             specs = [s for s in specs if s.dataset not in skipped]
+    return specs
 
+
+def _run(args: argparse.Namespace) -> int:
+    opts = _options(args)
+    kind = resolve_executor(opts.executor)
+    preset, why = (args.preset, "--preset") if args.preset else default_preset(kind)
+    specs = _plan(args, preset)
     status = {s.run_id: rec.status_of(rec.run_dir(args.results, s)) for s in specs}
     todo = [s for s in specs if status[s.run_id] != "complete"]
-    kind = resolve_executor(opts.executor)
-    print(f"{args.experiment} [{args.preset}]: {len(specs)} runs, {len(specs) - len(todo)} complete, "
-          f"{len(todo)} to run (executor: {kind}; results: {args.results})")
-    if todo:
-        print(f"estimate for the runs to do: {estimate(todo).describe()}")
-        if args.preset == "paper" and kind != "slurm":
-            print("note: the paper preset is sized for GPUs; on a CPU try --preset cpu or --preset smoke")
+    est = estimate(todo)
+    gpu = kind != "slurm" and gpu_present()
+    wall = est.wall_hours(kind, opts, gpu)
+    print(f"{args.experiment}: preset {preset} ({why}), {len(specs)} runs, {len(specs) - len(todo)} complete, "
+          f"{len(todo)} to run, estimated wall time {format_hours(wall)} (executor: {kind})")
+    print(f"results: {args.results}" + (f"; estimate: {est.describe()}" if todo else ""))
+    if todo and preset == "paper" and kind != "slurm" and not gpu:
+        print("note: the paper preset is sized for GPUs; on a CPU try --preset cpu or --preset smoke")
+    problems = dataset_problems([s for s in todo if _available(s.dataset)])
     if args.dry_run:
         for s in specs:
             print(f"  {status[s.run_id]:9s} {rec.run_dir(args.results, s)}")
+        if problems:
+            print(_datasets_message(problems, args.make_datasets))
         return 0
+    refusals = _refusals(args, kind, wall, problems)
+    for text in refusals:
+        _err(text)
+    if refusals:
+        return 2
+    if problems and not _make(sorted(problems), args.quiet):
+        return 1
+    return _launch(args, preset, specs, todo, opts)
 
+
+def _refusals(args: argparse.Namespace, kind: str, wall: float, problems: dict[str, str]) -> list[str]:
+    """Why this plan is not launched: datasets it cannot load (and will not make), a local plan too long."""
+    out = []
+    blocking = {n: p for n, p in problems.items() if not (args.make_datasets and forgeable(n))}
+    if blocking:
+        out.append("error: " + _datasets_message(blocking, args.make_datasets))
+    if kind != "slurm" and wall > LOCAL_LIMIT_H and not args.yes:
+        out.append(f"error: this plan is estimated at {format_hours(wall)} of wall time on this machine, over "
+                   f"{LOCAL_LIMIT_H:g} h; pass --yes to launch it anyway, or make it smaller (fewer --seeds, "
+                   f"--datasets or --methods, a smaller --preset), or submit it to Slurm (--executor slurm)")
+    return out
+
+
+def _datasets_message(problems: dict[str, str], making: bool) -> str:
+    from benchmarks.datasets import data_dir
+    from benchmarks.datasets.loading import make_command
+
+    lines = [f"{len(problems)} dataset(s) this plan needs cannot be loaded (data directory: {data_dir()}):"]
+    for name, problem in sorted(problems.items()):
+        lines.append(f"  {name}: {problem}\n      {make_command(name)}")
+    if not making:
+        lines.append("run the command(s) above, or pass --make-datasets to make the missing ones first "
+                     "(medium-replay and unpackaged medium datasets train SAC first: hours on a CPU)")
+    return "\n".join(lines)
+
+
+def _make(names: list[str], quiet: bool) -> bool:
+    """Make the missing datasets with the forge; False (reported) if one could not be made."""
+    from benchmarks.datasets.forge_base import ForgeError
+    from benchmarks.datasets.registry import DatasetUnavailable
+
+    try:
+        make_datasets(names, progress=not quiet)
+    except (ForgeError, DatasetUnavailable) as exc:
+        _err(f"error: {exc}")
+        return False
+    return True
+
+
+def _launch(args: argparse.Namespace, preset: str, specs: list[RunSpec], todo: list[RunSpec],
+            opts: LaunchOptions) -> int:
     report = launch(todo, args.results, opts, progress=not args.quiet)
     print(f"{args.experiment}: {report.done} finished, {len(report.failed)} failed, "
           f"{len(specs) - len(todo)} were already complete"
@@ -108,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  FAILED {f.run_id}: {f.error}\n    log: {f.log}")
     try:
         from benchmarks import tables
-        written = tables.write_experiment_tables(args.experiment, args.results, args.preset, args.tables_dir)
+        written = tables.write_experiment_tables(args.experiment, args.results, preset, args.tables_dir)
         for path in written:
             print(f"wrote {path}")
     except Exception as exc:  # tables are a convenience here; the records are the result

@@ -28,12 +28,15 @@ from odt.config import (
 )
 from odt.rollout import random_policy_episodes
 from odt.runtime import keep_freed_memory_in_heap
-from odt.train import ODTTrainer, describe_row
+from odt.train import ODTTrainer, TrainingDiverged, describe_row
 from odt.trajectories import Trajectories
+
+EXIT_CODES = ("exit codes: 0 finished; 1 the run failed (e.g. diverged); 2 usage or configuration error "
+              "(unknown name, out-of-range value, missing dataset); 130 interrupted (Ctrl-C)")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m odt", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m odt", description=__doc__, epilog=EXIT_CODES,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dataset", default="random",
                    help="'random' (a random-policy dataset made on the fly, needs --env) or a dataset name "
@@ -54,35 +57,65 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _env_factory(env_id: str):
+    """``make_env`` for a gymnasium id, refusing an unregistered id up front (named, one line)."""
+    try:
+        gym.spec(env_id)
+    except gym.error.Error as exc:
+        raise ConfigError(f"--env {env_id!r}: {exc}") from None
+    return lambda: gym.make(env_id)
+
+
+def _table_row(args: argparse.Namespace) -> str:
+    return args.table_row or ("hopper-medium" if args.dataset == "random" else args.dataset)
 
 
 def _load_data(args: argparse.Namespace):
-    """(trajectories, make_env, score_fn, table row) for the requested dataset."""
+    """(trajectories, make_env, score_fn) for the requested dataset."""
     if args.dataset == "random":
         if not args.env:
             raise ConfigError("--dataset random needs --env (e.g. --env Hopper-v5)")
-        make_env = lambda: gym.make(args.env)  # noqa: E731
+        make_env = _env_factory(args.env)
         data = Trajectories.from_episodes(random_policy_episodes(make_env, args.random_steps, args.seed))
-        return data, make_env, None, args.table_row or "hopper-medium"
+        return data, make_env, None
     from benchmarks.datasets import load_dataset  # the dataset registry and loaders
 
     loaded = load_dataset(args.dataset)
-    return loaded.trajectories, loaded.spec.make_env, loaded.score_fn, args.table_row or args.dataset
+    return loaded.trajectories, loaded.spec.make_env, loaded.score_fn
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     keep_freed_memory_in_heap()
     try:
-        data, make_env, score_fn, row = _load_data(args)
-        cfg = make_config(row, args.protocol, args.preset, {"seed": args.seed, **parse_assignments(args.set)})
-    except (ConfigError, ValueError, FileNotFoundError) as exc:
+        overrides = {"seed": args.seed, **parse_assignments(args.set)}
+        cfg = make_config(_table_row(args), args.protocol, args.preset, overrides)  # bad values before any work
+        data, make_env, score_fn = _load_data(args)
+    except (ConfigError, ValueError, FileNotFoundError, gym.error.Error) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted while making the dataset; nothing to resume", file=sys.stderr)
+        return 130
     print(f"dataset: {len(data)} trajectories, {data.num_steps} steps, "
           f"return mean {data.returns().mean():.1f} max {data.returns().max():.1f}")
     print("config:", json.dumps(to_dict(cfg)))
     trainer = ODTTrainer(cfg, data, make_env, score_fn=score_fn, progress=not args.quiet)
+    try:
+        return _train(trainer, args)
+    except TrainingDiverged as exc:
+        print(f"error: the run diverged: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        resume = ("run the same command again to resume from the newest checkpoint" if args.checkpoint_dir
+                  else "no --checkpoint-dir, so nothing to resume")
+        print(f"interrupted at update {trainer.counters.updates}; {resume}", file=sys.stderr)
+        return 130
+    finally:
+        trainer.close()
+
+
+def _train(trainer: ODTTrainer, args: argparse.Namespace) -> int:
     save = None
     if args.checkpoint_dir:
         manager = CheckpointManager(args.checkpoint_dir)
@@ -97,7 +130,6 @@ def main(argv: list[str] | None = None) -> int:
     report = (lambda row: print(describe_row(row), flush=True)) if args.quiet else None
     pretrained = trainer.pretrain(log=report, checkpoint=save)
     final = trainer.finetune(log=report, checkpoint=save) or pretrained
-    trainer.close()
     if final is not None:
         print(f"final: return {final['return_mean']:.1f} +- {final['return_std']:.1f} "
               f"after {trainer.counters.updates} updates and {trainer.counters.online_samples} online samples, "

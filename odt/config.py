@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,34 @@ class ConfigError(ValueError):
 def _check(cond: bool, field_name: str, value: Any, rule: str) -> None:
     if not cond:
         raise ConfigError(f"{field_name}={value!r} is out of range: {rule}")
+
+
+def is_size(value: Any, minimum: int = 1) -> bool:
+    """An integer count (not a bool, not a float) of at least ``minimum``."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= minimum
+
+
+def is_rate(value: Any, zero_ok: bool = False) -> bool:
+    """A finite real number, > 0 (or >= 0 with ``zero_ok``): learning rates, decays, weights."""
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    return real and (value >= 0 if zero_ok else value > 0)
+
+
+def is_finite(value: Any, none_ok: bool = False) -> bool:
+    if value is None:
+        return none_ok
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_sizes(obj: Any, prefix: str, names: tuple[str, ...], minimum: int = 1) -> None:
+    for name in names:
+        _check(is_size(getattr(obj, name), minimum), f"{prefix}{name}", getattr(obj, name), f"an integer >= {minimum}")
+
+
+def _check_rates(obj: Any, prefix: str, names: tuple[str, ...], zero_ok: bool = False) -> None:
+    for name in names:
+        _check(is_rate(getattr(obj, name), zero_ok), f"{prefix}{name}", getattr(obj, name),
+               ">= 0 and finite" if zero_ok else "> 0 and finite")
 
 
 @dataclass
@@ -50,12 +79,13 @@ class ModelConfig:
     log_std_max: float = 2.0
 
     def validate(self) -> None:
-        for name in ("embed_dim", "n_layers", "n_heads", "context_len", "eval_context_len", "max_ep_len"):
-            _check(getattr(self, name) >= 1, f"model.{name}", getattr(self, name), ">= 1")
+        _check_sizes(self, "model.", ("embed_dim", "n_layers", "n_heads", "context_len", "eval_context_len", "max_ep_len"))
         _check(self.embed_dim % self.n_heads == 0, "model.n_heads", self.n_heads, "must divide embed_dim")
         _check(0.0 <= self.dropout < 1.0, "model.dropout", self.dropout, "in [0, 1)")
         _check(self.activation in ("relu", "gelu", "tanh"), "model.activation", self.activation, "relu | gelu | tanh")
         _check(self.eval_context_len <= self.context_len, "model.eval_context_len", self.eval_context_len, "<= context_len")
+        for name in ("log_std_min", "log_std_max"):
+            _check(is_finite(getattr(self, name)), f"model.{name}", getattr(self, name), "finite")
         _check(self.log_std_min < self.log_std_max, "model.log_std_min", self.log_std_min, "< log_std_max")
 
 
@@ -72,14 +102,12 @@ class OptimConfig:
     target_entropy: float | None = None  # None: -dim(A)
 
     def validate(self) -> None:
-        _check(self.batch_size >= 1, "optim.batch_size", self.batch_size, ">= 1")
-        _check(self.lr > 0, "optim.lr", self.lr, "> 0")
-        _check(self.weight_decay >= 0, "optim.weight_decay", self.weight_decay, ">= 0")
-        _check(self.warmup_steps >= 1, "optim.warmup_steps", self.warmup_steps, ">= 1")
-        _check(self.grad_clip > 0, "optim.grad_clip", self.grad_clip, "> 0")
+        _check_sizes(self, "optim.", ("batch_size", "warmup_steps"))
+        _check_rates(self, "optim.", ("lr", "grad_clip", "lambda_lr", "init_lambda"))
+        _check_rates(self, "optim.", ("weight_decay",), zero_ok=True)
         _check(self.optimizer in ("lamb", "adamw"), "optim.optimizer", self.optimizer, "lamb | adamw")
-        _check(self.lambda_lr > 0, "optim.lambda_lr", self.lambda_lr, "> 0")
-        _check(self.init_lambda > 0, "optim.init_lambda", self.init_lambda, "> 0")
+        _check(is_finite(self.target_entropy, none_ok=True), "optim.target_entropy", self.target_entropy,
+               "finite or None")
 
 
 @dataclass
@@ -105,15 +133,14 @@ class OnlineConfig:
 
     def validate(self) -> None:
         _check(isinstance(self.add_rollouts, bool), "online.add_rollouts", self.add_rollouts, "true | false")
-        _check(self.online_samples >= 0, "online.online_samples", self.online_samples, ">= 0")
-        _check(self.lr is None or self.lr > 0, "online.lr", self.lr, "> 0 or None")
-        _check(self.updates_per_round >= 1, "online.updates_per_round", self.updates_per_round, ">= 1")
-        _check(self.buffer_size >= 1, "online.buffer_size", self.buffer_size, ">= 1")
+        _check_sizes(self, "online.", ("online_samples",), minimum=0)
+        _check(self.lr is None or is_rate(self.lr), "online.lr", self.lr, "> 0 and finite, or None")
+        _check_sizes(self, "online.", ("updates_per_round", "buffer_size", "eval_every_rounds"))
+        _check(is_finite(self.g_online), "online.g_online", self.g_online, "finite")
         _check(self.exploration_rtg in ("fixed", "curriculum"), "online.exploration_rtg", self.exploration_rtg, "fixed | curriculum")
         _check(0.0 <= self.curriculum_q <= 100.0, "online.curriculum_q", self.curriculum_q, "in [0, 100]")
         _check(self.buffer_init in ("top", "random"), "online.buffer_init", self.buffer_init, "top | random")
         _check(self.sampling in ("length", "return"), "online.sampling", self.sampling, "length | return")
-        _check(self.eval_every_rounds >= 1, "online.eval_every_rounds", self.eval_every_rounds, ">= 1")
 
 
 @dataclass
@@ -134,14 +161,11 @@ class ODTConfig:
         self.model.validate()
         self.optim.validate()
         self.online.validate()
-        _check(self.pretrain_updates >= 0, "pretrain_updates", self.pretrain_updates, ">= 0")
-        _check(self.rtg_scale > 0, "rtg_scale", self.rtg_scale, "> 0")
-        _check(self.eval_episodes >= 1, "eval_episodes", self.eval_episodes, ">= 1")
-        _check(self.eval_every_updates >= 1, "eval_every_updates", self.eval_every_updates, ">= 1")
-        _check(self.checkpoint_every_updates >= 1, "checkpoint_every_updates", self.checkpoint_every_updates, ">= 1")
+        _check_sizes(self, "", ("pretrain_updates", "seed"), minimum=0)
+        _check_rates(self, "", ("rtg_scale",))
+        _check_sizes(self, "", ("eval_episodes", "eval_every_updates", "checkpoint_every_updates"))
         _check(self.device == "auto" or self.device.split(":")[0] in ("cpu", "cuda", "mps"), "device", self.device, "auto | cpu | cuda[:N]")
-        for name in ("g_eval", "rtg_scale"):
-            _check(math.isfinite(getattr(self, name)), name, getattr(self, name), "finite")
+        _check(is_finite(self.g_eval), "g_eval", self.g_eval, "finite")
         return self
 
 

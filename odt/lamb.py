@@ -8,6 +8,10 @@ each parameter tensor w with gradient g, at step t:
     r = m / (1 - b1^t) / (sqrt(v / (1 - b2^t)) + eps) + wd * w
     w = w - lr * phi(||w||) / ||r|| * r        (phi = identity; ratio 1 if a norm is 0)
 
+The trust ratio applies only to groups with non-zero weight decay unless ``always_adapt``, as
+in the LAMB the official ODT code uses (timm's, ``always_adapt=False``): with weight decay 0,
+as in the paper's AntMaze rows, the step is Adam's with bias correction.
+
 Implemented with torch._foreach ops so a step is a handful of fused kernels, not a Python
 loop over tensors; tests check it against the rule above written out per tensor.
 """
@@ -20,14 +24,15 @@ from torch.optim import Optimizer
 
 class Lamb(Optimizer):
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-6, weight_decay: float = 0.0):
+                 eps: float = 1e-6, weight_decay: float = 0.0, always_adapt: bool = False):
         if lr <= 0:
             raise ValueError(f"lr={lr} must be > 0")
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
             raise ValueError(f"betas={betas} must be in [0, 1)")
         if weight_decay < 0:
             raise ValueError(f"weight_decay={weight_decay} must be >= 0")
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      always_adapt=always_adapt))
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -66,6 +71,10 @@ class Lamb(Optimizer):
         torch._foreach_div_(update, 1.0 - b1**step)
         if group["weight_decay"] != 0:
             torch._foreach_add_(update, params, alpha=group["weight_decay"])
+        elif not group.get("always_adapt", False):  # no decay: Adam's step (timm's default)
+            torch._foreach_mul_(update, -group["lr"])
+            torch._foreach_add_(params, update)
+            return
         w_norm = torch.stack(torch._foreach_norm(params))
         u_norm = torch.stack(torch._foreach_norm(update))
         trust = torch.where((w_norm > 0) & (u_norm > 0), w_norm / u_norm, torch.ones_like(w_norm))

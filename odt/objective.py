@@ -38,8 +38,10 @@ def stochastic_policy_loss(mean: torch.Tensor, log_std: torch.Tensor, actions: t
 
 
 def deterministic_policy_loss(predicted: torch.Tensor, actions: torch.Tensor, mask: torch.Tensor) -> LossTerms:
-    """DT's l2 loss: squared error summed over action dims, averaged over valid positions."""
-    mse = masked_mean((predicted - actions).pow(2).sum(dim=-1), mask)
+    """DT's l2 loss: the mean squared error over every action entry of the valid positions, as
+    in the official DT and ODT code (each position has act_dim entries, so this is the mean
+    over positions of the per-position mean over action dims)."""
+    mse = masked_mean((predicted - actions).pow(2).mean(dim=-1), mask)
     return LossTerms(loss=mse, nll=mse.detach(), entropy=torch.zeros((), device=mse.device))
 
 

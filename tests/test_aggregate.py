@@ -241,12 +241,257 @@ def test_the_shipped_smoke_ranges_are_not_vacuous(tmp_path):
     root = tmp_path / "r"
     fake_run(root, "odt", "hopper-medium", 0, final=1.0, offline=1.0, nll=(30.0, 0.0))
     fake_run(root, "iql", "hopper-medium", 0, final=1.0, offline=1.0)
-    ok = check.check(root, "smoke", expected)
+    ranges = ["runs", "range", "regression"]  # these fake runs have no config: external rules below
+    ok = check.check(root, "smoke", expected, families=ranges)
     assert not [f.text for f in ok if not f.ok and "drop:q_loss" not in f.text]
     fake_run(root, "odt", "walker2d-medium", 0, final=math.inf, offline=1.0, nll=(1.0, 5.0))
-    bad = [f.text for f in check.check(root, "smoke", expected) if not f.ok]
+    bad = [f.text for f in check.check(root, "smoke", expected, families=ranges) if not f.ok]
     assert any("walker2d-medium final_score" in b for b in bad)
     assert any("walker2d-medium drop:nll" in b for b in bad)
+
+
+# ----- the external rule family: yardsticks that are not the checked runs ----------------
+EXTERNAL = [{"kind": k, "experiment": "table1", **extra} for k, extra in (
+    ("consistent_records", {}), ("not_degenerate", {}),
+    ("online_phase", {"methods": ["odt", "odt-control", "iql"]}),
+    ("control", {"methods": ["odt", "odt-control"]}),
+    ("beats_random", {"margin": 2.0}),
+    ("dataset_card", {"methods": ["dt", "odt-offline", "odt", "odt-control"]}))]
+
+
+def real_run(root, method, dataset, seed, final=50.0, offline=40.0, preset="cpu", card=(35.0, 65.0)):
+    """A complete run with every file run_one writes: the spec, the method's real config, a
+    provenance with a dataset card, and a record whose rows, scores (D4RL-normalised returns)
+    and counters fit that config. ``offline`` is ignored for one-phase methods."""
+    from benchmarks.datasets.registry import get_spec
+    from benchmarks.datasets.scores import unnormalize
+    from benchmarks.methods import method_config
+    from odt.config import to_dict
+
+    spec = RunSpec("table1", method, dataset, seed, preset)
+    d = rec.run_dir(root, spec)
+    config = to_dict(method_config(method, dataset, preset, seed))
+    budget = check.online_budget(config)
+    ds = get_spec(dataset)
+    spread = 1.0 + seed + 10 * ["dt", "odt-offline", "odt", "odt-control", "iql", "sac"].index(method)
+
+    def row(phase, score, updates, samples):
+        ret = float(unnormalize(score, ds.ref_min_score, ds.ref_max_score))
+        return {"phase": phase, "updates": updates, "online_samples": samples, "score_mean": score,
+                "return_mean": ret, "returns": [ret - spread, ret + spread]}
+
+    two_phase = method in ("odt", "odt-control", "iql")
+    first = None if method == "sac" else row("pretrain", offline if two_phase else final, 100, 0)
+    last = row("online", final, 200, budget) if budget else first
+    rec.write_json(d / rec.SPEC, spec.to_dict())
+    rec.write_json(d / rec.CONFIG, config)
+    rec.write_json(d / rec.PROVENANCE, {"name": dataset, "source": "generated", "card": {
+        "normalized_returns": {"mean": card[0], "max": card[1], "min": 0.0}}})
+    rec.write_curve(d / rec.CURVE, [r for i, r in enumerate((first, last)) if r is not None and (i == 0 or r is not first)])
+    rec.write_json(d / rec.RECORD, {
+        "status": "complete", "run_id": spec.run_id, "spec": spec.to_dict(), "final": last, "offline": first,
+        "final_score": last["score_mean"], "final_return": last["return_mean"],
+        "offline_score": first and first["score_mean"], "offline_return": first and first["return_mean"],
+        "counters": {"online_samples": budget, "updates": last["updates"], "wall_time": 1.0}})
+    return d
+
+
+@pytest.fixture
+def good_tree(tmp_path):
+    """Table 1 cells that every external rule accepts."""
+    root = tmp_path / "good"
+    for s in range(3):
+        real_run(root, "odt", "hopper-medium", s, final=60.0 + s, offline=40.0 + s)
+        real_run(root, "odt-control", "hopper-medium", s, final=45.0 + s, offline=40.0 + s)
+        real_run(root, "odt-offline", "hopper-medium", s, final=44.0 + s)
+        real_run(root, "dt", "hopper-medium", s, final=32.0 + s)
+        real_run(root, "iql", "hopper-medium", s, final=30.0 + s, offline=28.0 + s)
+        real_run(root, "sac", "hopper-medium", s, final=7.0 + s)
+    return root
+
+
+def _external_failures(root, rules=None):
+    return [f.text for f in check.check(root, "cpu", {"external": rules or EXTERNAL}) if not f.ok]
+
+
+def test_external_rules_accept_consistent_plausible_runs(good_tree):
+    found = check.check(good_tree, "cpu", {"external": EXTERNAL})
+    assert found and all(f.family == "external" for f in found)
+    assert [f.text for f in found if not f.ok] == []
+    assert any("odt vs odt-control hopper-medium: odt - control = +15.00" in f.text for f in found)
+    # the shipped cpu rules' external family (no antmaze runs here: those rules have nothing to check)
+    shipped = [r for r in check.load_expected("cpu")["external"] if "antmaze-*" not in r.get("datasets", [])]
+    assert _external_failures(good_tree, shipped) == []
+
+
+def test_swapped_records_fail_the_consistency_rule(good_tree):
+    d = {m: next(good_tree.glob(f"cpu/table1/{m}__hopper-medium__default__s0__*")) for m in ("odt", "odt-offline", "iql", "sac")}
+    a, b = (d["odt"] / rec.RECORD).read_bytes(), (d["odt-offline"] / rec.RECORD).read_bytes()
+    (d["odt"] / rec.RECORD).write_bytes(b)
+    (d["odt-offline"] / rec.RECORD).write_bytes(a)
+    bad = _external_failures(good_tree, [EXTERNAL[0]])
+    assert len(bad) == 2
+    odt_bad = next(t for t in bad if d["odt"].name + ": inconsistent" in t)
+    assert "record.json is odt-offline__" in odt_bad and "record spec method='odt-offline'" in odt_bad
+    assert "took 0 online samples of a budget of" in odt_bad
+    off_bad = next(t for t in bad if d["odt-offline"].name + ": inconsistent" in t)
+    assert "but its config has no online budget" in off_bad
+
+    # configs swapped between methods: the record no longer matches what the config describes
+    cfg_iql, cfg_sac = (d["iql"] / rec.CONFIG).read_bytes(), (d["sac"] / rec.CONFIG).read_bytes()
+    (d["iql"] / rec.CONFIG).write_bytes(cfg_sac)
+    (d["sac"] / rec.CONFIG).write_bytes(cfg_iql)
+    bad = _external_failures(good_tree, [EXTERNAL[0]])
+    assert any(d["iql"].name in t and "not an IQL config" in t for t in bad)
+    assert any(d["sac"].name in t and "not a SAC config" in t for t in bad)
+
+
+def test_odt_and_control_configs_swapped_or_a_dt_record_labelled_odt_fail(good_tree):
+    odt = next(good_tree.glob("cpu/table1/odt__hopper-medium__default__s1__*"))
+    ctl = next(good_tree.glob("cpu/table1/odt-control__hopper-medium__default__s1__*"))
+    a, b = (odt / rec.CONFIG).read_bytes(), (ctl / rec.CONFIG).read_bytes()
+    (odt / rec.CONFIG).write_bytes(b)
+    (ctl / rec.CONFIG).write_bytes(a)
+    bad = _external_failures(good_tree, [EXTERNAL[0]])
+    assert any(odt.name in t and "add_rollouts=False" in t for t in bad)
+    assert any(ctl.name in t and "add_rollouts=True" in t for t in bad)
+    # a whole run directory renamed into another method's cell
+    dt = next(good_tree.glob("cpu/table1/dt__hopper-medium__default__s2__*"))
+    dt.rename(dt.parent / dt.name.replace("dt__", "odt-offline__x"))
+    assert any("holds the spec of dt__hopper-medium" in t for t in _external_failures(good_tree, [EXTERNAL[0]]))
+
+
+def test_zeroed_records_fail(good_tree, tmp_path):
+    # every score written as 0 (a reporting bug): inconsistent with the returns, and degenerate
+    for path in good_tree.glob("cpu/table1/*/record.json"):
+        r = json.loads(path.read_text())
+        r["final_score"] = 0.0
+        r["offline_score"] = 0.0 if r["offline_score"] is not None else None
+        path.write_text(json.dumps(r))
+    bad = _external_failures(good_tree)
+    assert any("not_degenerate: every one of 18 runs scores exactly 0" in t for t in bad)
+    assert any("final_score 0.0 is not the final row's score_mean" in t for t in bad)
+    assert sum("no better than a random policy" in t for t in bad) == 6  # every cell
+    assert any("odt hopper-medium: final score equals the end-of-pretraining score" in t for t in bad)
+    assert any("dt hopper-medium offline_score = 0.000" in t and "below what cloning" in t for t in bad)
+
+    # runs that really scored 0 (records consistent): still not better than random, still degenerate
+    zero = tmp_path / "zero"
+    for s in range(2):
+        for m in ("odt", "dt", "iql"):
+            real_run(zero, m, "hopper-medium", s, final=0.0, offline=0.0)
+    bad = _external_failures(zero)
+    assert not any("inconsistent record" in t for t in bad)
+    assert any("every one of 6 runs scores exactly 0" in t for t in bad)
+    assert sum("no better than a random policy" in t for t in bad) == 3
+
+
+def test_an_online_phase_that_did_nothing_fails(tmp_path):
+    root = tmp_path / "r"
+    for s in range(3):
+        real_run(root, "odt", "hopper-medium", s, final=40.0 + s, offline=40.0 + s)  # unchanged on every seed
+        real_run(root, "iql", "hopper-medium", s, final=30.0 + s, offline=29.0)
+    bad = _external_failures(root, [EXTERNAL[2]])
+    assert len(bad) == 1 and "odt hopper-medium: final score equals the end-of-pretraining score" in bad[0]
+    assert "every one of 3 runs: the online phase changed nothing" in bad[0]
+    # a two-phase record whose last row has no more updates than its end of pretraining
+    d = next(root.glob("cpu/table1/iql__hopper-medium__default__s0__*"))
+    r = json.loads((d / rec.RECORD).read_text())
+    r["final"]["updates"] = r["offline"]["updates"]
+    (d / rec.RECORD).write_text(json.dumps(r))
+    bad = _external_failures(root, [EXTERNAL[2]])
+    assert any(d.name in t and "no gradient update after pretraining" in t for t in bad)
+    # constant evaluations (no AntMaze success before or after) are not evidence either way
+    ant = tmp_path / "ant"
+    for s in range(2):
+        dd = real_run(ant, "iql", "antmaze-umaze", s, final=0.0, offline=0.0)
+        r = json.loads((dd / rec.RECORD).read_text())
+        for phase in ("final", "offline"):
+            r[phase]["returns"] = [0.0] * 4
+        (dd / rec.RECORD).write_text(json.dumps(r))
+    found = check.check(ant, "cpu", {"external": [EXTERNAL[2]]})
+    assert all(f.ok for f in found) and any("comparison is skipped" in f.text for f in found)
+
+
+def test_control_comparison_is_optional_and_catches_identical_results(tmp_path):
+    root = tmp_path / "r"
+    for s in range(2):
+        real_run(root, "odt", "hopper-medium", s, final=50.0 + s)
+    found = check.check(root, "cpu", {"external": [EXTERNAL[3]]})
+    assert [f.ok for f in found] == [True] and "no odt-control runs" in found[0].text
+    for s in range(2):
+        real_run(root, "odt-control", "hopper-medium", s, final=50.0 + s)  # the rollouts changed nothing
+    bad = _external_failures(root, [EXTERNAL[3]])
+    assert len(bad) == 1 and "identical final scores on all 2 paired seeds" in bad[0]
+
+
+def test_duplicated_evaluations_and_card_ranges(tmp_path):
+    root = tmp_path / "r"
+    for s in range(2):
+        real_run(root, "odt-offline", "hopper-medium", s, final=44.0 + s)
+    a, b = sorted(root.glob("cpu/table1/odt-offline__*"))
+    r = json.loads((a / rec.RECORD).read_text())
+    r.update(run_id=b.name, spec=json.loads((b / rec.SPEC).read_text()))
+    (b / rec.RECORD).write_text(json.dumps(r))  # s0's results filed as s1's
+    bad = _external_failures(root, [EXTERNAL[1]])
+    assert len(bad) == 1 and "identical evaluation returns" in bad[0] and a.name in bad[0] and b.name in bad[0]
+
+    card = {"kind": "dataset_card", "experiment": "table1", "low_fraction": 0.5, "slack": 5.0, "high_slack": 15.0}
+    cards = tmp_path / "cards"
+    real_run(cards, "dt", "hopper-medium", 0, final=10.0, card=(35.0, 65.0))  # below 0.5 * 35 - 5
+    real_run(cards, "dt", "walker2d-medium", 0, final=90.0, card=(30.0, 60.0))  # above 60 + 15
+    real_run(cards, "dt", "halfcheetah-medium", 0, final=40.0, card=(42.0, 45.0))
+    bad = _external_failures(cards, [card])
+    assert len(bad) == 2
+    assert any("hopper-medium" in t and "[12.50, 80.00]" in t and "below" in t for t in bad)
+    assert any("walker2d-medium" in t and "far above the best trajectory" in t for t in bad)
+    d = next(cards.glob("cpu/table1/dt__hopper-medium__*"))
+    rec.write_json(d / rec.PROVENANCE, {"name": "hopper-medium", "source": "d4rl"})  # no card: skipped
+    found = check.check(cards, "cpu", {"external": [card]})
+    assert any(f.ok and "hopper-medium" in f.text and "skipped, no dataset card" in f.text for f in found)
+
+
+def test_random_policy_floor_comes_from_the_d4rl_reference_and_a_measurement():
+    from benchmarks.datasets.registry import get_spec
+    hopper = get_spec("hopper-medium")
+    assert float(hopper.score_fn(hopper.ref_min_score)) == 0.0  # D4RL's random policy, by definition
+    assert check.random_policy_score("hopper-medium") == check.RANDOM_POLICY_SCORES["hopper"]
+    assert check.random_policy_score("walker2d-medium-replay") == 0.0  # measured -0.01: D4RL's 0 is higher
+    assert check.random_policy_score("antmaze-umaze") == 0.0
+    # the cached numbers are what a fresh measurement gives (Hopper episodes are ~20 steps: fast)
+    assert check.measure_random_policy_score("hopper-medium", episodes=20) == pytest.approx(
+        check.RANDOM_POLICY_SCORES["hopper"], abs=0.6)
+
+
+def test_external_rules_cannot_pass_vacuously_and_output_names_each_family(good_tree, tmp_path, capsys):
+    bad = _external_failures(good_tree, [{"kind": "beats_random", "experiment": "table1", "datasets": ["ant-*"]}])
+    assert len(bad) == 1 and "rule would pass vacuously" in bad[0]
+    assert "unknown external rule kind" in _external_failures(good_tree, [{"kind": "nope", "experiment": "table1"}])[0]
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"rules": [
+        {"experiment": "table1", "methods": ["dt"], "datasets": "*", "metric": "final_score", "min": 0, "max": 100},
+        {"experiment": "table1", "methods": ["dt"], "datasets": "*", "metric": "final_score", "mean": 80.0,
+         "sd": 1.0, "n": 5, "z": 3.0, "slack": 0.0}], "external": EXTERNAL}))
+    assert check.main(["--preset", "cpu", "--results", str(good_tree), "--expected", str(rules), "-v"]) == 1
+    out = capsys.readouterr().out
+    assert "OK   [range] table1 dt hopper-medium final_score" in out
+    assert "FAIL [regression] table1 dt hopper-medium final_score = 33.000" in out
+    assert "OK   [external] table1 consistent_records" in out
+    assert "regression 0/1" in out and "external" in out
+    assert check.main(["--preset", "cpu", "--results", str(good_tree), "--expected", str(rules),
+                       "--families", "external"]) == 0
+
+
+@pytest.mark.parametrize("preset", ["smoke", "cpu", "paper"])
+def test_shipped_external_rules_name_known_kinds_methods_and_datasets(preset):
+    from benchmarks.experiments import EXPERIMENTS, TABLE1_DATASETS, TABLE1_METHODS
+    external = check.load_expected(preset).get("external", [])
+    assert {r["kind"] for r in external} >= {"consistent_records", "not_degenerate", "online_phase", "control"}
+    for r in external:
+        assert r["kind"] in check.EXTERNAL_KINDS and r["experiment"] in EXPERIMENTS and r.get("why")
+        assert r.get("methods", "*") == "*" or set(r["methods"]) <= set(TABLE1_METHODS)
+        patterns = r.get("datasets", "*")
+        assert any(check._matches(d, patterns) for d in TABLE1_DATASETS)
 
 
 # ----- figures ---------------------------------------------------------------------------

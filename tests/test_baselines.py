@@ -66,6 +66,10 @@ def test_reward_scaling_per_domain():
     mult, offset = reward_scale("locomotion", np.array([100.0, 600.0, 300.0]))
     assert (mult, offset) == (pytest.approx(2.0), 0.0)
     assert reward_scale("antmaze", np.array([0.0, 1.0])) == (1.0, -1.0)
+    assert reward_scale("ant", np.array([100.0, 600.0])) == (1.0, 0.0)  # the official IQL leaves ant unscaled
+    assert [iql_config(d).domain for d in ("hopper-medium", "halfcheetah-medium-replay", "walker2d-medium",
+                                          "ant-medium", "ant-medium-replay", "antmaze-umaze")] == \
+        ["locomotion", "locomotion", "locomotion", "ant", "ant", "antmaze"]
     with pytest.raises(DatasetError, match="rewards"):
         reward_scale("locomotion", np.array([5.0, 5.0]))
 
@@ -140,7 +144,8 @@ def test_iql_config_per_domain_and_preset():
     assert (maze.expectile, maze.temperature, maze.buffer_size, maze.domain) == (0.9, 10.0, 2_000_000, "antmaze")
     assert (loco.offline_updates, loco.online_samples, loco.batch_size, loco.hidden_dim) == (1_000_000, 200_000, 256, 256)
     cpu = iql_config("hopper-medium", "cpu")
-    assert (cpu.offline_updates, cpu.online_samples, cpu.buffer_size) == (20_000, 5_000, 1_000_000)
+    assert (cpu.offline_updates, cpu.online_samples, cpu.buffer_size, cpu.online_window) == \
+        (180_000, 5_000, 1_000_000, 25_000)  # the protocol's plateau length; online data's share 20%
     assert iql_config("hopper-medium", "smoke", 7, {"expectile": "0.8"}).expectile == 0.8
     with pytest.raises(ConfigError, match="expectile"):
         iql_config("hopper-medium", overrides={"expectile": 1.5})

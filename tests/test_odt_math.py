@@ -150,7 +150,8 @@ def test_masked_mean_and_deterministic_loss():
     assert masked_mean(v, m).item() == pytest.approx(1.5)
     pred = torch.zeros(1, 3, 2)
     act = torch.tensor([[[1.0, 1.0], [0.0, 2.0], [9.0, 9.0]]])
-    assert deterministic_policy_loss(pred, act, m).loss.item() == pytest.approx((2 + 4) / 2)
+    # the mean over every valid action entry, as in DT's official loss: (1 + 1 + 0 + 4) / 4
+    assert deterministic_policy_loss(pred, act, m).loss.item() == pytest.approx((1 + 1 + 0 + 4) / 4)
 
 
 @pytest.mark.parametrize("entropy,direction", [(-5.0, 1), (-1.0, -1)])
@@ -168,8 +169,8 @@ def test_lambda_rises_below_target_entropy_and_falls_above(entropy, direction):
 # ----- LAMB --------------------------------------------------------------------------------
 
 
-def _lamb_reference(params, grads_seq, lr, b1, b2, eps, wd):
-    """The LAMB rule written out per tensor, in float64."""
+def _lamb_reference(params, grads_seq, lr, b1, b2, eps, wd, adapt=True):
+    """The LAMB rule written out per tensor, in float64 (``adapt=False``: no trust ratio)."""
     ws = [p.detach().double().clone() for p in params]
     ms = [torch.zeros_like(w) for w in ws]
     vs = [torch.zeros_like(w) for w in ws]
@@ -180,7 +181,7 @@ def _lamb_reference(params, grads_seq, lr, b1, b2, eps, wd):
             vs[i] = b2 * vs[i] + (1 - b2) * g * g
             r = (ms[i] / (1 - b1**t)) / ((vs[i] / (1 - b2**t)).sqrt() + eps) + wd * ws[i]
             wn, rn = ws[i].norm(), r.norm()
-            trust = wn / rn if (wn > 0 and rn > 0) else 1.0
+            trust = wn / rn if (wn > 0 and rn > 0 and adapt) else 1.0
             ws[i] = ws[i] - lr * trust * r
     return ws
 
@@ -197,6 +198,27 @@ def test_lamb_follows_the_update_rule():
         opt.step()
     for p, e in zip(params, expected):
         np.testing.assert_allclose(p.detach().double().numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("always_adapt", [False, True])
+def test_lamb_without_weight_decay_is_adam_unless_always_adapt(always_adapt):
+    """timm's LAMB (the official ODT code's) skips the trust ratio where weight decay is 0."""
+    torch.manual_seed(1)
+    params = [torch.randn(4, 3, requires_grad=True), torch.randn(2, requires_grad=True)]
+    grads_seq = [[torch.randn_like(p) for p in params] for _ in range(4)]
+    expected = _lamb_reference(params, grads_seq, lr=0.01, b1=0.9, b2=0.999, eps=1e-8, wd=0.0, adapt=always_adapt)
+    adam_params = [p.detach().clone().requires_grad_(True) for p in params]
+    adam = torch.optim.Adam(adam_params, lr=0.01, betas=(0.9, 0.999), eps=1e-8)
+    opt = Lamb(params, lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, always_adapt=always_adapt)
+    for grads in grads_seq:
+        for p, q, g in zip(params, adam_params, grads):
+            p.grad, q.grad = g.clone(), g.clone()
+        opt.step()
+        adam.step()
+    for p, q, e in zip(params, adam_params, expected):
+        np.testing.assert_allclose(p.detach().double().numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+        same_as_adam = np.allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
+        assert same_as_adam != always_adapt
 
 
 def test_lamb_rejects_bad_hyperparameters():

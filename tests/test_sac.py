@@ -95,6 +95,18 @@ def test_presets_and_config_errors():
         sac_config("hopper-medium", "smoke", overrides={"nope": 1})
 
 
+def test_initial_temperature_is_the_cited_implementations_and_the_forge_keeps_its_own():
+    # pytorch_sac (cited by the paper for SAC) starts at alpha 0.1; the forge made every dataset at 1.0
+    from benchmarks.datasets.forge import _sac
+    from benchmarks.datasets.forge_base import ForgeConfig
+    from benchmarks.datasets.registry import get_spec
+
+    assert sac_config("hopper-medium", "paper").init_alpha == 0.1
+    assert sac_config("hopper-medium", "cpu").init_alpha == 0.1
+    agent = _sac(get_spec("hopper-medium"), ForgeConfig("hopper-medium", sac_overrides={"buffer_size": 1000}), progress=False)
+    assert agent.cfg.init_alpha == 1.0 and agent.alpha == pytest.approx(1.0)
+
+
 def _small(**kw) -> SACConfig:
     base = dict(online_samples=600, warmup_steps=100, batch_size=32, hidden_dim=32, eval_every=300,
                 eval_episodes=2, checkpoint_every=150, seed=0)

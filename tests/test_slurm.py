@@ -206,8 +206,9 @@ def test_smoke_experiment_is_one_job_array_and_writes_records_and_table(smoke):
     assert len(arrays) == 1, arrays
     states = _sacct(arrays[0], want=3)
     assert states == {f"{arrays[0]}_{i}": ["COMPLETED"] for i in range(3)}, states
-    # each record points at its own job's log
-    assert all(Path(r["log"]).exists() for r in records)
+    # each record points at its own job's log, relative to the results root
+    from benchmarks import records as rec
+    assert all(not Path(r["log"]).is_absolute() and rec.resolve_log(results, r["log"]).exists() for r in records)
     # the table is written, and its ODT cell is the mean/std of exactly these three records
     assert (tables / "table1.md").exists(), f"no table under {tables}: {out.stdout}{out.stderr}"
     cells = json.loads((tables / "table1.json").read_text())["cells"]
@@ -346,7 +347,7 @@ def test_interrupted_job_checkpoints_requeues_resumes_and_matches_an_uninterrupt
     assert record["attempts"] == 2, record
     assert any("resumed from ckpt-" in n for n in record["notes"]), record["notes"]
     if how == "usr2":  # submitit's handler ran (and then requeued the job)
-        assert "Caught signal SIGUSR2" in Path(record["log"]).read_text()
+        assert "Caught signal SIGUSR2" in rec.resolve_log(tmp_path, record["log"]).read_text()
     # Slurm's accounting shows the first allocation requeued, the second completed
     (states,) = _sacct(task, duplicates=True).values()
     assert states[0] == "REQUEUED" and states[-1] == "COMPLETED", states

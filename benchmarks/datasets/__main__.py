@@ -6,7 +6,8 @@
     make antmaze-umaze                  train the ant walker (resumable), then 1M steps of walker + waypoint
                                         planner (antmaze-umaze-diverse: random starts and commanded goals;
                                         --sac-max-steps / --target-score: the walker's budget / success %)
-    list                                what is on disk, with provenance
+    list                                what is on disk, with provenance; each file is opened and checked
+                                        (keys, shapes, finite values, fit to its environment) first
 
 The data directory is $ODT_DATA_DIR (default ~/.cache/odt-bench/datasets) or --data-dir.
 """
@@ -22,6 +23,7 @@ from benchmarks.datasets.registry import DATASETS, data_dir
 
 def _make(args: argparse.Namespace) -> int:
     from benchmarks.datasets.forge import forge_config, make
+    from odt.config import parse_assignments
 
     overrides = {"seed": args.seed}
     for key in ("size", "target_fraction", "target_score", "sac_max_steps", "eval_every", "eval_episodes",
@@ -31,7 +33,7 @@ def _make(args: argparse.Namespace) -> int:
     if args.train:
         overrides["packaged_policy"] = False
     if args.sac:
-        overrides["sac_overrides"] = dict(kv.split("=", 1) for kv in args.sac)
+        overrides["sac_overrides"] = parse_assignments(args.sac, "--sac")
     fc = forge_config(args.name, overrides)
     card = make(args.name, fc, root=args.data_dir, force=args.force, progress=not args.quiet)
     norm = card.get("normalized_returns") or {}
@@ -43,30 +45,18 @@ def _make(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from benchmarks.datasets.loading import card_path, d4rl_candidates, generated_path, smoke_path
+    from benchmarks.datasets.loading import d4rl_candidates, generated_path, smoke_path
 
-    root = data_dir(args.data_dir)
-    print(f"data directory: {root}")
+    print(f"data directory: {data_dir(args.data_dir)}")
     rows = []
     for name, spec in DATASETS.items():
-        found = []
-        for path in d4rl_candidates(spec, args.data_dir):
-            if path.exists():
-                found.append(("d4rl", path, "real D4RL file"))
+        found = [("d4rl", path, "real D4RL file") for path in d4rl_candidates(spec, args.data_dir) if path.exists()]
         gen = generated_path(name, args.data_dir)
         if gen.exists():
-            desc = ""
-            if card_path(name, args.data_dir).exists():
-                card = json.loads(card_path(name, args.data_dir).read_text())
-                n = card.get("normalized_returns") or {}
-                desc = (f"{card.get('steps_in_file')} steps, {card.get('trajectories')} traj, normalized mean "
-                        f"{n.get('mean', float('nan')):.1f}, seed {card.get('seed')}, {card.get('env_id')}, "
-                        f"made {card.get('created')}")
-            found.append(("generated", gen, desc))
+            found.append(("generated", gen, _card_summary(name, args.data_dir)))
         if smoke_path(name, args.data_dir).exists():
             found.append(("generated-smoke", smoke_path(name, args.data_dir), "random-policy smoke data (tests only)"))
-        for source, path, desc in found:
-            rows.append((name, source, str(path), desc))
+        rows += [(name, source, str(path), _checked(spec, path, desc)) for source, path, desc in found]
         if not found and args.all:
             rows.append((name, "-", "not on disk", f"make it: python -m benchmarks.datasets make {name}"))
     if not rows:
@@ -76,8 +66,37 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _checked(spec, path, desc: str) -> str:
+    """The row's description if the file reads as a valid dataset of ``spec``, else why it does not."""
+    from benchmarks.datasets.loading import validate_file
+
+    problem = validate_file(spec, path)
+    return desc if problem is None else f"INVALID: {problem}"
+
+
+def _card_summary(name: str, root) -> str:
+    from benchmarks.datasets.loading import card_path
+
+    path = card_path(name, root)
+    if not path.exists():
+        return ""
+    try:
+        card = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        return f"unreadable card {path}: {exc}"
+    n = card.get("normalized_returns") or {}
+    return (f"{card.get('steps_in_file')} steps, {card.get('trajectories')} traj, normalized mean "
+            f"{n.get('mean', float('nan')):.1f}, seed {card.get('seed')}, {card.get('env_id')}, "
+            f"made {card.get('created')}")
+
+
+EXIT_CODES = ("exit codes: 0 done; 1 the forge could not make the dataset (e.g. SAC never reached the level); "
+              "2 usage or configuration error (unknown name, out-of-range value); "
+              "130 interrupted (Ctrl-C; make resumes from its checkpoints)")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.datasets", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.datasets", description=__doc__, epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     mk = sub.add_parser("make", help="make a D4RL-style dataset with the forge")
@@ -102,16 +121,23 @@ def main(argv: list[str] | None = None) -> int:
     ls.add_argument("--all", action="store_true", help="also list registered datasets that are not on disk")
     ls.set_defaults(func=_list)
     args = parser.parse_args(argv)
-    from benchmarks.datasets.forge import ForgeError
+    from benchmarks.datasets.forge_base import ForgeError
     from benchmarks.datasets.registry import DatasetUnavailable
     from odt.config import ConfigError
     from odt.trajectories import DatasetError
 
     try:
         return args.func(args)
-    except (ForgeError, DatasetUnavailable, DatasetError, ConfigError) as exc:
+    except ForgeError as exc:  # e.g. SAC never reached the level
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except (DatasetUnavailable, DatasetError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:  # the forge's ForgeStopped says how to resume
+        print(str(exc) or "interrupted; run the same command again to resume from the forge's checkpoints",
+              file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

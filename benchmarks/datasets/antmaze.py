@@ -423,9 +423,8 @@ class AntMazeUMaze(gym.Env):
 
 def make_antmaze_env(max_episode_steps: int = MAX_EPISODE_STEPS, task: AntMazeTask | None = None) -> gym.Env:
     """The evaluation environment (fixed start and goal cells, terminate at the goal, 700 steps)."""
-    if not antmaze_available():
-        from benchmarks.datasets.registry import DatasetUnavailable
-        raise DatasetUnavailable("AntMaze needs gymnasium-robotics: pip install -e '.[antmaze]'")
+    if not antmaze_available():  # the registry's make_env says so first, as DatasetUnavailable
+        raise ModuleNotFoundError("AntMaze needs gymnasium-robotics: pip install -e '.[antmaze]'")
     env = AntMazeUMaze(task or AntMazeTask())
     return gym.wrappers.TimeLimit(env, max_episode_steps=max_episode_steps)
 

@@ -69,8 +69,11 @@ from benchmarks.datasets.antmaze import (
     xy_to_cell,
     yaw_of,
 )
-from benchmarks.datasets.forge import (
+from benchmarks.datasets.forge_base import (
+    FORGE_SAC_SETTINGS,
     ForgeConfig,
+    ForgeError,
+    ForgeStopped,
     NumpyActor,
     _write_dataset,
     family_dir,
@@ -85,7 +88,7 @@ PACKAGED_POLICIES = Path(__file__).parent / "policies"
 LEVELS = ("umaze", "umaze-diverse")
 
 
-class ControllerNotReady(RuntimeError):
+class ControllerNotReady(ForgeError):
     """The walker did not reach the success threshold within its step budget."""
 
 
@@ -295,7 +298,7 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
     if pol.exists():
         return torch.load(pol, map_location="cpu", weights_only=False)
     torch.set_num_threads(1)
-    overrides = {"online_samples": cfg.walker_max_steps, "eval_every": cfg.eval_every,
+    overrides = {**FORGE_SAC_SETTINGS, "online_samples": cfg.walker_max_steps, "eval_every": cfg.eval_every,
                  "eval_episodes": cfg.eval_episodes, "checkpoint_every": cfg.checkpoint_every, **cfg.sac_overrides}
     sac_cfg = sac_config(cfg.name, "paper", cfg.seed, overrides)
     make_env = functools.partial(DirectionalAnt, turn_prob=cfg.turn_prob, max_episode_steps=cfg.walker_episode_steps,
@@ -353,7 +356,7 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
         try:
             agent.finetune(log=log, checkpoint=checkpoint, stop_when=reached)
         except StopRequested:
-            raise SystemExit(f"[antmaze] stopped at walker step {agent.counters.online_samples} after a checkpoint; "
+            raise ForgeStopped(f"[antmaze] stopped at walker step {agent.counters.online_samples} after a checkpoint; "
                              "run the same command again to resume") from None
         maze = curve[-1].get("maze") if curve else None
         if maze is None or 100 * maze["success_rate"] < cfg.walker_threshold:

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import io
 import json
-import shlex
 import signal
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -37,42 +36,25 @@ import torch
 from tqdm.auto import tqdm
 
 from baselines.sac import SACAgent, TanhGaussianActor, sac_config
-from benchmarks.datasets.d4rl_io import read_d4rl, write_d4rl
+from benchmarks.datasets.d4rl_io import read_d4rl
+from benchmarks.datasets.forge_base import (  # the shared parts, also read from here
+    FORGE_SAC_SETTINGS,
+    PACKAGED_POLICIES,
+    ForgeConfig,
+    ForgeError,
+    ForgeStopped,
+    NumpyActor,
+    _write_dataset,
+    family_dir,
+    load_first_actor,
+)
 from benchmarks.datasets.loading import card_path, generated_path
-from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
+from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, get_spec
 from odt.checkpoint import CheckpointManager, atomic_write_bytes
 from odt.config import ConfigError, apply_overrides
 from odt.train import StopRequested
 
 LEVELS = ("medium", "medium-replay", "random")
-
-
-class ForgeError(RuntimeError):
-    """The forge could not make a dataset (e.g. SAC never reached the level); the message says why."""
-PACKAGED_POLICIES = Path(__file__).parent / "policies"
-
-
-@dataclass
-class ForgeConfig:
-    name: str  # dataset name, e.g. "hopper-medium"
-    seed: int = 0
-    size: int = 1_000_000  # transitions of medium / random datasets
-    target_fraction: float = 1 / 3  # medium level = this fraction of D4RL's expert (normalized 100)
-    target_score: float | None = None  # explicit normalized-score threshold (overrides target_fraction)
-    sac_max_steps: int = 1_000_000  # give up if SAC has not reached the level by then
-    eval_every: int = 5_000
-    eval_episodes: int = 10
-    checkpoint_every: int = 20_000
-    sac_overrides: dict = field(default_factory=dict)  # e.g. {"hidden_dim": 32} (tests)
-    packaged_policy: bool = True  # use benchmarks/datasets/policies/<family>-medium-seed<S>.pt if present
-
-    @property
-    def threshold(self) -> float:
-        return 100.0 * self.target_fraction if self.target_score is None else self.target_score
-
-
-def family_dir(spec: DatasetSpec, seed: int, root=None) -> Path:
-    return data_dir(root) / "forge" / f"{spec.family}-seed{seed}"
 
 
 def policy_path(spec: DatasetSpec, seed: int, root=None) -> Path:
@@ -83,14 +65,9 @@ def packaged_policy_path(spec: DatasetSpec, seed: int) -> Path:
     return PACKAGED_POLICIES / f"{spec.family}-medium-seed{seed}.pt"
 
 
-def _command() -> str:
-    return "python -m benchmarks.datasets " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
-        if sys.argv and sys.argv[0].endswith(("__main__.py", "datasets")) else ""
-
-
 # ============================================================================ SAC to medium
 def _sac(spec: DatasetSpec, fc: ForgeConfig, progress: bool) -> SACAgent:
-    overrides = {"online_samples": fc.sac_max_steps, "eval_every": fc.eval_every,
+    overrides = {**FORGE_SAC_SETTINGS, "online_samples": fc.sac_max_steps, "eval_every": fc.eval_every,
                  "eval_episodes": fc.eval_episodes, "checkpoint_every": fc.checkpoint_every, **fc.sac_overrides}
     cfg = sac_config(spec.name, "paper", fc.seed, overrides)
     return SACAgent(cfg, spec.make_env, spec.score_fn, progress=progress)
@@ -134,7 +111,7 @@ def train_to_medium(spec: DatasetSpec, fc: ForgeConfig, root=None, progress: boo
         try:
             row = agent.finetune(log=log, checkpoint=checkpoint, stop_when=reached)
         except StopRequested:
-            raise SystemExit(f"[forge] stopped at SAC step {agent.counters.online_samples} after a checkpoint; "
+            raise ForgeStopped(f"[forge] stopped at SAC step {agent.counters.online_samples} after a checkpoint; "
                              "run the same command again to resume") from None
         if row is None or not reached(row):
             raise ForgeError(
@@ -178,20 +155,6 @@ def _save_replay(spec: DatasetSpec, fc: ForgeConfig, replay: dict, record: dict,
 
 
 # ============================================================================ collection
-def load_first_actor(paths: list[Path]) -> tuple[TanhGaussianActor, dict] | None:
-    """The first saved policy record among ``paths`` that exists, as an actor in eval mode and
-    its record (with the path it came from); None if none exists."""
-    for path in paths:
-        if path.exists():
-            rec = torch.load(path, map_location="cpu", weights_only=False)
-            actor = TanhGaussianActor(rec["obs_dim"], rec["act_dim"], rec["hidden_dim"], rec["n_hidden"],
-                                      rec["log_std_min"], rec["log_std_max"], rec["action_low"], rec["action_high"])
-            actor.load_state_dict(rec["actor"])
-            rec["path"] = str(path)
-            return actor.eval(), rec
-    return None
-
-
 def load_policy(spec: DatasetSpec, seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussianActor, dict]:
     """The medium behaviour policy: from the forge directory, else (if ``packaged``) the repository's."""
     found = load_first_actor([policy_path(spec, seed, root)] + ([packaged_policy_path(spec, seed)] if packaged else []))
@@ -199,38 +162,6 @@ def load_policy(spec: DatasetSpec, seed: int, root=None, packaged: bool = True) 
         return found
     raise DatasetUnavailable(f"no medium policy for {spec.family} seed {seed} (looked in "
                              f"{policy_path(spec, seed, root)} and {packaged_policy_path(spec, seed)})")
-
-
-class NumpyActor:
-    """The tanh-Gaussian actor's sampling path and mean action in numpy: collection calls it once
-    per step, and at batch size 1 numpy's small matmuls cost a fraction of a torch call (same
-    math as ``TanhGaussianActor.sample`` and ``mean_action``)."""
-
-    def __init__(self, actor: TanhGaussianActor):
-        linears = [m for m in actor.net if isinstance(m, torch.nn.Linear)]
-        self.weights = [(m.weight.detach().numpy().T.astype(np.float64), m.bias.detach().numpy().astype(np.float64))
-                        for m in linears]
-        self.lo, self.hi = actor.log_std_min, actor.log_std_max
-        self.scale, self.center = actor.scale.numpy().astype(np.float64), actor.center.numpy().astype(np.float64)
-
-    def _heads(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        x = np.asarray(obs, dtype=np.float64)
-        for i, (w, b) in enumerate(self.weights):
-            x = x @ w + b
-            if i < len(self.weights) - 1:
-                x = np.maximum(x, 0.0)
-        mean, raw_log_std = np.split(x, 2, axis=-1)
-        return mean, raw_log_std
-
-    def mean(self, obs: np.ndarray) -> np.ndarray:
-        """The deterministic (mean) action, float64."""
-        return np.tanh(self._heads(obs)[0]) * self.scale + self.center
-
-    def sample(self, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        mean, log_std = self._heads(obs)
-        log_std = self.lo + 0.5 * (self.hi - self.lo) * (np.tanh(log_std) + 1)
-        u = mean + np.exp(log_std) * rng.standard_normal(mean.shape)
-        return (np.tanh(u) * self.scale + self.center).astype(np.float32)
 
 
 def collect(spec: DatasetSpec, size: int, seed: int, actor: TanhGaussianActor | None,
@@ -265,68 +196,6 @@ def collect(spec: DatasetSpec, size: int, seed: int, actor: TanhGaussianActor | 
     finally:
         env.close()
     return out
-
-
-# ============================================================================ writing + cards
-def _write_dataset(spec: DatasetSpec, arrays: dict, root, fc: ForgeConfig, extra: dict) -> dict:
-    """Write the hdf5 (with its card inside) and the card next to it, atomically; returns the card."""
-    from benchmarks.datasets.d4rl_io import split_points
-
-    lengths, terminated, tail = split_points(arrays["terminals"], arrays["timeouts"])
-    n = int(lengths.sum())
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    returns = np.add.reduceat(arrays["rewards"][:n].astype(np.float64), starts) if n else np.zeros(0)
-    scores = spec.score_fn(returns)
-    stats = lambda a: ({"min": float(a.min()), "mean": float(a.mean()), "max": float(a.max())}  # noqa: E731
-                       if len(a) else None)
-    card = {
-        "name": spec.name, "source": "generated", "d4rl_equivalent": spec.d4rl_name, **extra,
-        "seed": fc.seed, "command": _command() or f"python -m benchmarks.datasets make {spec.name} --seed {fc.seed}",
-        **spec.env_versions(), "env_notes": list(spec.env_notes),
-        "steps_in_file": int(len(arrays["rewards"])), "steps_in_trajectories": n,
-        "unfinished_tail_steps": int(tail), "trajectories": int(len(lengths)),
-        "terminated_trajectories": int(terminated.sum()), "timeout_trajectories": int((~terminated).sum()),
-        "lengths": stats(lengths), "returns": stats(returns), "normalized_returns": stats(scores),
-        "reference": {"min": spec.ref_min_score, "max": spec.ref_max_score,
-                      "source": "D4RL REF_MIN_SCORE/REF_MAX_SCORE", "normalized": "100 * (R - min) / (max - min)"},
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    card["sha256"] = write_d4rl(generated_path(spec.name, root), arrays, card)
-    atomic_write_bytes(card_path(spec.name, root), json.dumps(card, indent=2).encode())
-    atomic_write_bytes(card_path(spec.name, root).with_suffix("").with_suffix(".card.md"),
-                       card_markdown(card).encode())
-    return card
-
-
-def card_markdown(card: dict) -> str:
-    def fmt(s):
-        return "n/a" if s is None else f"{s['min']:.1f} / {s['mean']:.1f} / {s['max']:.1f}"
-    lines = [
-        f"# {card['name']} (generated, D4RL-style stand-in for {card['d4rl_equivalent']})", "",
-        f"- level: {card.get('level')}; policy: {card.get('policy')}",
-        f"- environment: {card['env_id']} {card['env_kwargs']} (gymnasium {card['gymnasium']}, mujoco {card['mujoco']})",
-        f"- seed: {card['seed']}; command: `{card['command']}`",
-        f"- steps: {card['steps_in_file']} in the file, {card['steps_in_trajectories']} in "
-        f"{card['trajectories']} complete trajectories ({card['terminated_trajectories']} terminated, "
-        f"{card['timeout_trajectories']} timed out), {card['unfinished_tail_steps']} unfinished tail steps",
-        f"- trajectory length min / mean / max: {fmt(card['lengths'])}",
-        f"- return min / mean / max: {fmt(card['returns'])}",
-        f"- normalized return min / mean / max: {fmt(card['normalized_returns'])} "
-        f"(D4RL reference {card['reference']['min']} / {card['reference']['max']})",
-    ]
-    if "data_success_rate" in card:  # AntMaze
-        own = card["controller_success"]
-        lines.append(f"- data success rate (trajectories reaching the evaluation goal): "
-                     f"{100 * card['data_success_rate']:.1f}%; controller success rate on the evaluation task: "
-                     f"{100 * own['success_rate']:.1f}% of {own['episodes']} episodes; walker: SAC after "
-                     f"{card.get('walker_sac_steps')} steps")
-    if "behaviour_policy_eval" in card:
-        ev = card["behaviour_policy_eval"]
-        lines.append(f"- behaviour policy (SAC after {card.get('sac_steps')} steps), deterministic evaluation: "
-                     f"return {ev['return_mean']:.1f} +- {ev['return_std']:.1f}, normalized {ev['score_mean']:.1f}")
-    lines += ["", "## How the environment differs from D4RL's", ""] + [f"- {n}" for n in card["env_notes"]]
-    lines += ["", f"sha256 of the hdf5: `{card['sha256']}`; created {card['created']}", ""]
-    return "\n".join(lines)
 
 
 # ============================================================================ entry point
@@ -381,3 +250,22 @@ def make(name: str, fc: ForgeConfig | None = None, root=None, force: bool = Fals
 
 def forge_config(name: str, overrides: dict | None = None) -> ForgeConfig:
     return apply_overrides(ForgeConfig(name=name), dict(overrides or {}))
+
+
+def expected_work(name: str, fc: ForgeConfig | None = None, root=None) -> str:
+    """What ``make(name)`` will do here and roughly how long it takes, for a caller to say first."""
+    spec = get_spec(name)
+    fc = fc or ForgeConfig(name=name)
+    collect_only = f"collects {fc.size:,} steps (minutes)"
+    if spec.domain == "antmaze":
+        from benchmarks.datasets.antmaze_forge import packaged_walker_path, walker_path
+        ready = walker_path(fc.seed, root).exists() or (fc.packaged_policy and packaged_walker_path(fc.seed).exists())
+        return collect_only if ready else "trains the ant walker first (hours on a CPU), then " + collect_only
+    if spec.level == "random":
+        return collect_only
+    if policy_path(spec, fc.seed, root).exists():
+        return collect_only if spec.level == "medium" else "writes the saved replay buffer (seconds)"
+    if spec.level == "medium" and fc.packaged_policy and packaged_policy_path(spec, fc.seed).exists():
+        return "uses the packaged medium policy and " + collect_only
+    then = collect_only if spec.level == "medium" else "keeps its replay buffer"
+    return f"trains SAC to the medium level first (hours on a CPU, at most {fc.sac_max_steps:,} steps), then {then}"

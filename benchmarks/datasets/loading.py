@@ -9,6 +9,9 @@ Where datasets live (``data_dir()``: $ODT_DATA_DIR, default ~/.cache/odt-bench/d
     <data_dir>/smoke/<name>.hdf5       size="smoke": a tiny random-policy dataset for tests and CI
 
 ``source="auto"`` prefers a real D4RL file, then a forged one, then a local Minari dataset.
+Without loading: ``find_dataset`` says which one that is, ``dataset_problem`` whether it is
+usable (``validate_file``: keys, shapes, finite values, fit to the environment) and
+``make_command`` the one command that makes it so (the runner checks a plan with them).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.datasets.d4rl_io import check_fits_env, read_d4rl, to_arrays, write_d4rl
+from benchmarks.datasets.minari_io import minari_available, read_minari
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
 from odt.config import ConfigError
 from odt.trajectories import DatasetError, Trajectories
@@ -80,6 +84,72 @@ def _sha256(path: Path) -> str:
 def load_dataset(name: str, size: str = "full", data_dir: str | os.PathLike | None = None,
                  source: str = "auto") -> LoadedDataset:
     """Load dataset ``name``; ``size="smoke"`` builds (once, then cached) a tiny random-policy one."""
+    spec = _checked_spec(name, size, source)
+    if size == "smoke":
+        return _load_smoke(spec, data_dir)
+    candidates = _candidates(spec, data_dir, source)
+    found = next(((kind, where) for kind, where in candidates if _exists(kind, where)), None)
+    if found is None:
+        raise DatasetUnavailable(_not_on_disk(spec, candidates, data_dir))
+    kind, where = found
+    if kind == "minari":
+        traj, provenance, nxt = read_minari(spec)
+        return LoadedDataset(traj, spec, provenance, nxt)
+    return _load_hdf5(spec, Path(where), kind)
+
+
+def find_dataset(name: str, data_dir: str | os.PathLike | None = None,
+                 source: str = "auto") -> tuple[str, str] | None:
+    """``(source, path)`` that ``load_dataset(name)`` would read (a Minari id for Minari), or None."""
+    spec = _checked_spec(name, "full", source)
+    for kind, where in _candidates(spec, data_dir, source):
+        if _exists(kind, where):
+            return kind, str(where)
+    return None
+
+
+def dataset_problem(name: str, size: str = "full", data_dir: str | os.PathLike | None = None) -> str | None:
+    """None if ``load_dataset(name, size)`` finds a valid dataset; else why not, in one line
+    (``"not on disk"`` when nothing is there; smoke data is made on demand)."""
+    spec = get_spec(name)
+    if not spec.available:
+        return "its environment needs gymnasium-robotics: pip install -e '.[antmaze]'"
+    if size == "smoke":
+        return None
+    found = find_dataset(name, data_dir)
+    if found is None:
+        return "not on disk"
+    kind, where = found
+    return None if kind == "minari" else validate_file(spec, Path(where))
+
+
+def make_command(name: str, data_dir: str | os.PathLike | None = None) -> str:
+    """The one command that gives ``load_dataset(name)`` a valid dataset here."""
+    spec = get_spec(name)
+    if not spec.available:
+        return "pip install -e '.[antmaze]'"
+    found = find_dataset(name, data_dir)
+    make = f"python -m benchmarks.datasets make {name}"
+    if found is None:
+        return make
+    kind, where = found
+    return f"{make} --force" if kind == "generated" else f"mv {where} {where}.invalid && {make}"
+
+
+def validate_file(spec: DatasetSpec, path: Path) -> str | None:
+    """None if the hdf5 file reads as a dataset of ``spec`` (keys, shapes, finite values, and
+    when its environment is installed, dimensions and action bounds); else the reason."""
+    try:
+        if spec.available:
+            _load_hdf5(spec, Path(path), "check", digest=False)
+        else:
+            read_d4rl(path)
+    except (DatasetError, OSError, ValueError, KeyError, TypeError) as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None
+
+
+def _checked_spec(name: str, size: str, source: str) -> DatasetSpec:
     spec = get_spec(name)
     if size not in SIZES:
         raise ConfigError(f"size={size!r} is not valid; choose one of {', '.join(SIZES)}")
@@ -88,36 +158,37 @@ def load_dataset(name: str, size: str = "full", data_dir: str | os.PathLike | No
     if not spec.available:
         raise DatasetUnavailable(f"{name}: AntMaze needs gymnasium-robotics, which is not installed: "
                                  f"pip install -e '.[antmaze]'")
-    if size == "smoke":
-        return _load_smoke(spec, data_dir)
+    return spec
 
-    tried: list[str] = []
+
+def _candidates(spec: DatasetSpec, root, source: str) -> list[tuple[str, Path | str]]:
+    """Where a full dataset may be, in the order ``source="auto"`` prefers them."""
+    out: list[tuple[str, Path | str]] = []
     if source in ("auto", "d4rl"):
-        for path in d4rl_candidates(spec, data_dir):
-            tried.append(str(path))
-            if path.exists():
-                return _load_hdf5(spec, path, "d4rl")
+        out += [("d4rl", path) for path in d4rl_candidates(spec, root)]
     if source in ("auto", "generated"):
-        path = generated_path(name, data_dir)
-        tried.append(str(path))
-        if path.exists():
-            return _load_hdf5(spec, path, "generated")
+        out.append(("generated", generated_path(spec.name, root)))
     if source in ("auto", "minari") and spec.minari_id:
-        from benchmarks.datasets.minari_io import load_minari, minari_available
-        tried.append(f"minari:{spec.minari_id}")
-        if minari_available(spec.minari_id):
-            return load_minari(spec)
-    raise DatasetUnavailable(
-        f"dataset {name!r} is not on disk (looked for: {', '.join(tried)}).\n"
-        f"  make it here:   python -m benchmarks.datasets make {name}\n"
-        f"  or bring D4RL's file: put {spec.d4rl_name}.hdf5 in {d4rl_candidates(spec, data_dir)[0].parent}/\n"
-        f"  (the data directory is ${'ODT_DATA_DIR'}, default ~/.cache/odt-bench/datasets)")
+        out.append(("minari", spec.minari_id))
+    return out
 
 
-def _load_hdf5(spec: DatasetSpec, path: Path, source: str) -> LoadedDataset:
+def _exists(kind: str, where: Path | str) -> bool:
+    return minari_available(str(where)) if kind == "minari" else Path(where).exists()
+
+
+def _not_on_disk(spec: DatasetSpec, candidates: list, root) -> str:
+    tried = ", ".join(f"minari:{w}" if k == "minari" else str(w) for k, w in candidates)
+    return (f"dataset {spec.name!r} is not on disk (looked for: {tried}).\n"
+            f"  make it here:   python -m benchmarks.datasets make {spec.name}\n"
+            f"  or bring D4RL's file: put {spec.d4rl_name}.hdf5 in {d4rl_candidates(spec, root)[0].parent}/\n"
+            f"  (the data directory is $ODT_DATA_DIR, default ~/.cache/odt-bench/datasets)")
+
+
+def _load_hdf5(spec: DatasetSpec, path: Path, source: str, digest: bool = True) -> LoadedDataset:
     data = read_d4rl(path)
     traj, nxt = data.trajectories, data.next_observations
-    provenance = dict(source=source, name=spec.name, path=str(path), sha256=_sha256(path),
+    provenance = dict(source=source, name=spec.name, path=str(path), sha256=_sha256(path) if digest else None,
                       steps=traj.num_steps, trajectories=len(traj),
                       dropped_tail_steps=data.dropped_tail_steps, env_id=spec.env_id,
                       env_kwargs=dict(spec.env_kwargs), reference=[spec.ref_min_score, spec.ref_max_score])

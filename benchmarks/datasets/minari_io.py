@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from benchmarks.datasets.d4rl_io import check_fits_env
 from benchmarks.datasets.registry import DatasetSpec
+from odt.trajectories import Trajectories
 
 
 def minari_available(dataset_id: str) -> bool:
@@ -24,12 +26,10 @@ def minari_available(dataset_id: str) -> bool:
         return False
 
 
-def load_minari(spec: DatasetSpec):
+def read_minari(spec: DatasetSpec) -> tuple[Trajectories, dict, np.ndarray]:
+    """(trajectories, provenance, next observations) of the local Minari dataset of ``spec``,
+    checked against its environment (``loading.load_dataset`` wraps them as a LoadedDataset)."""
     import minari
-
-    from benchmarks.datasets.d4rl_io import check_fits_env
-    from benchmarks.datasets.loading import LoadedDataset
-    from odt.trajectories import Trajectories
 
     ds = minari.load_dataset(spec.minari_id, download=False)
     episodes, nexts = [], []
@@ -50,4 +50,4 @@ def load_minari(spec: DatasetSpec):
                       sha256=None, steps=traj.num_steps, trajectories=len(traj), dropped_tail_steps=0,
                       env_id=spec.env_id, reference=[spec.ref_min_score, spec.ref_max_score],
                       minari_env_spec=str(getattr(ds, "env_spec", "")))
-    return LoadedDataset(traj, spec, provenance, np.concatenate(nexts))
+    return traj, provenance, np.concatenate(nexts)

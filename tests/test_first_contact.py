@@ -1,0 +1,323 @@
+"""First contact (issue 18): the main command on a fresh machine, clean errors and exit codes,
+``--set`` for the runner, validated dataset listings, and records without absolute paths.
+
+Nothing here trains: dataset availability, the forge and the launcher are mocked where a test
+would otherwise make data or run; the smoke preset is only planned.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import benchmarks.launch as launch_mod
+from benchmarks import job as job_mod
+from benchmarks import records as rec
+from benchmarks import run as run_cli
+from benchmarks import tables
+from benchmarks.datasets.__main__ import main as datasets_cli
+from benchmarks.datasets.d4rl_io import to_arrays, write_d4rl
+from benchmarks.datasets.forge_base import ForgeError
+from benchmarks.experiments import RunSpec
+from benchmarks.launch import LaunchInterrupted, LaunchOptions, LaunchReport, launch, with_overrides
+from benchmarks.methods import method_config
+from odt.__main__ import main as odt_main
+from odt.config import ConfigError, make_config
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    """An empty data directory, as on a fresh clone; no GPU."""
+    path = tmp_path / "data"
+    monkeypatch.setenv("ODT_DATA_DIR", str(path))
+    for module in (launch_mod, run_cli):
+        monkeypatch.setattr(module, "gpu_present", lambda: False)
+    return path
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """The launcher, mocked: records what it was asked to run and runs nothing."""
+    calls: list[list[RunSpec]] = []
+
+    def fake(specs, root, opts=None, progress=True):
+        calls.append(list(specs))
+        return LaunchReport(total=len(specs), done=len(specs))
+    monkeypatch.setattr(run_cli, "launch", fake)
+    monkeypatch.setattr(tables, "write_experiment_tables", lambda *a, **k: [])
+    return calls
+
+
+def _cli(tmp_path, *args: str) -> int:
+    return run_cli.main([*args, "--results", str(tmp_path / "r"), "--tables-dir", str(tmp_path / "t"),
+                         "--executor", "local", "--quiet"])
+
+
+def _hopper_file(path, trajectories, **changes) -> None:
+    arrays = {**to_arrays(trajectories), **changes}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_d4rl(path, arrays)
+
+
+# ----- the main command on a fresh machine ----------------------------------------------------
+def test_on_a_fresh_machine_table1_launches_nothing_and_says_what_to_make(tmp_path, data_dir, launches, capsys):
+    assert _cli(tmp_path, "table1") == 2
+    out, err = capsys.readouterr()
+    first = out.splitlines()[0]
+    assert first.startswith("table1: preset cpu (local CPU, no GPU), ") and " runs, 0 complete, " in first
+    assert "estimated wall time" in first
+    assert err.count("cannot be loaded") == 1 and "Traceback" not in err
+    for name in ("hopper-medium", "hopper-medium-replay", "walker2d-medium", "halfcheetah-medium-replay"):
+        assert f"  {name}: not on disk\n      python -m benchmarks.datasets make {name}\n" in err
+    assert "--yes" in err  # the whole cpu Table 1 is also over a day here
+    assert launches == [] and not (tmp_path / "r").exists()
+
+
+def test_a_small_plan_with_missing_data_names_only_its_datasets(tmp_path, data_dir, launches, capsys):
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1") == 2
+    err = capsys.readouterr().err
+    assert "1 dataset(s) this plan needs" in err and "make hopper-medium" in err and "--make-datasets" in err
+    assert "walker2d" not in err and "--yes" not in err and launches == []
+
+
+def test_make_datasets_forges_the_missing_ones_then_launches(tmp_path, data_dir, launches, capsys, monkeypatch):
+    import benchmarks.datasets.forge as forge
+    made = []
+    monkeypatch.setattr(forge, "make", lambda name, fc, root=None, force=False, progress=True:
+                        made.append((name, fc.name, force)) or {})
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--make-datasets") == 0
+    out = capsys.readouterr().out
+    assert made == [("hopper-medium", "hopper-medium", False)]
+    assert "making dataset hopper-medium (1/1): the forge" in out
+    assert len(launches) == 1 and {s.dataset for s in launches[0]} == {"hopper-medium"}
+
+
+def test_a_dataset_the_forge_cannot_make_fails_before_any_run(tmp_path, data_dir, launches, capsys, monkeypatch):
+    import benchmarks.datasets.forge as forge
+
+    def fails(name, fc, root=None, force=False, progress=True):
+        raise ForgeError("SAC did not reach the medium level")
+    monkeypatch.setattr(forge, "make", fails)
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--make-datasets") == 1
+    assert "SAC did not reach" in capsys.readouterr().err and launches == []
+
+
+def test_an_invalid_d4rl_file_is_reported_and_never_forged_over(tmp_path, data_dir, launches, capsys, monkeypatch):
+    import benchmarks.datasets.forge as forge
+    monkeypatch.setattr(forge, "make", lambda *a, **k: pytest.fail("the forge must not run"))
+    bad = data_dir / "d4rl" / "hopper-medium-v2.hdf5"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(np.random.default_rng(0).bytes(100))
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--make-datasets") == 2
+    err = capsys.readouterr().err
+    assert "not a readable hdf5 file" in err and f"mv {bad} {bad}.invalid && python -m benchmarks.datasets make" in err
+    assert launches == []
+
+
+def test_the_smoke_preset_needs_no_made_dataset(tmp_path, data_dir, launches, capsys):
+    assert _cli(tmp_path, "table1", "--preset", "smoke", "--datasets", "hopper-medium", "--seeds", "1") == 0
+    assert "preset smoke (--preset)" in capsys.readouterr().out
+    assert len(launches) == 1 and len(launches[0]) == 6 and not data_dir.exists()  # nothing made by the check
+
+
+def test_the_default_preset_is_paper_on_slurm_or_a_gpu_else_cpu(tmp_path, data_dir, launches, capsys, monkeypatch):
+    assert launch_mod.default_preset("slurm")[0] == "paper"
+    assert launch_mod.default_preset("local") == ("cpu", "local CPU, no GPU")
+    for module in (launch_mod, run_cli):
+        monkeypatch.setattr(module, "gpu_present", lambda: True)
+    assert launch_mod.default_preset("local") == ("paper", "a CUDA GPU is present")
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--dry-run") == 0
+    assert capsys.readouterr().out.startswith("table1: preset paper (a CUDA GPU is present), 6 runs, ")
+
+
+def test_a_local_plan_over_a_day_needs_yes(tmp_path, data_dir, launches, capsys, monkeypatch):
+    monkeypatch.setattr(run_cli, "dataset_problems", lambda specs: {})  # the datasets are there
+    args = ("table1", "--preset", "paper", "--datasets", "hopper-medium", "--seeds", "1", "--methods", "odt")
+    assert _cli(tmp_path, *args) == 2
+    out, err = capsys.readouterr()
+    assert "over 24 h; pass --yes" in err and launches == []
+    assert _cli(tmp_path, *args, "--yes") == 0 and len(launches) == 1
+
+
+def test_dry_run_lists_missing_datasets_and_runs_nothing(tmp_path, data_dir, launches, capsys):
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "absent" in out and "hopper-medium: not on disk" in out and launches == []
+
+
+# ----- interruptions ------------------------------------------------------------------------
+def test_ctrl_c_names_each_interrupted_run_and_says_it_resumes(tmp_path, data_dir, capsys, monkeypatch):
+    monkeypatch.setattr(tables, "write_experiment_tables", lambda *a, **k: [])
+
+    def interrupted(specs, root, opts=None, progress=True):
+        raise LaunchInterrupted([specs[0].run_id, specs[1].run_id])
+    monkeypatch.setattr(run_cli, "launch", interrupted)
+    assert _cli(tmp_path, "table1", "--preset", "smoke", "--datasets", "hopper-medium", "--seeds", "1") == 130
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("interrupted: ")]
+    assert len(lines) == 3 and all("resume" in line for line in lines) and "Traceback" not in err
+
+
+def test_ctrl_c_before_any_run_is_one_line(tmp_path, data_dir, capsys, monkeypatch):
+    def ctrl_c(specs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(run_cli, "estimate", ctrl_c)
+    assert _cli(tmp_path, "table1", "--preset", "smoke", "--datasets", "hopper-medium") == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == "interrupted before any run started; run the same command again to start"
+    assert "Traceback" not in err
+
+
+def test_launch_reports_the_run_it_was_running_when_interrupted(tmp_path, monkeypatch):
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(job_mod, "run_one", ctrl_c)
+    spec = RunSpec("t", "odt", "hopper-medium", 0, "smoke")
+    with pytest.raises(LaunchInterrupted) as caught:
+        launch([spec], tmp_path, LaunchOptions(executor="debug"), progress=False)
+    assert caught.value.run_ids == [spec.run_id]
+
+
+def test_local_job_processes_print_nothing_over_the_launchers_report(tmp_path, capfd):
+    """submitit's local controllers share the terminal's Ctrl-C; what they print goes to a log."""
+    log = tmp_path / "_logs" / launch_mod.CONTROLLER_LOG
+    with launch_mod._stderr_to(log):
+        child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stderr.write('KeyboardInterrupt')"])
+    child.wait()
+    print("the launcher's report", file=sys.stderr)
+    err = capfd.readouterr().err
+    assert "KeyboardInterrupt" not in err and "the launcher's report" in err
+    assert log.read_text() == "KeyboardInterrupt"
+
+
+# ----- --set ----------------------------------------------------------------------------------
+def test_set_overrides_every_run_and_changes_its_id(tmp_path, data_dir, capsys):
+    spec = RunSpec("table1", "odt", "hopper-medium", 0, "cpu", (("online.lr", 1e-4),))
+    (changed,) = with_overrides([spec], {"optim.lr": "2e-3"})
+    assert changed.overrides == (("online.lr", 1e-4), ("optim.lr", "2e-3")) and changed.run_id != spec.run_id
+    assert method_config("odt", "hopper-medium", "cpu", 0, changed.overrides_dict).optim.lr == 2e-3
+    base = ("table1", "--preset", "cpu", "--datasets", "hopper-medium", "--seeds", "1", "--methods", "odt", "--dry-run")
+    assert _cli(tmp_path, *base) == 0
+    (plain,) = [line for line in capsys.readouterr().out.splitlines() if "absent" in line]
+    assert _cli(tmp_path, *base, "--set", "optim.lr=2e-3", "--set", "online.online_samples=1000") == 0
+    (changed,) = [line for line in capsys.readouterr().out.splitlines() if "absent" in line]
+    assert changed.split("__")[:-1] == plain.split("__")[:-1] and changed != plain  # same cell, a new id
+
+
+@pytest.mark.parametrize("assignment,needle", [
+    ("optim.lr=inf", "optim.lr=inf is out of range: > 0 and finite"),
+    ("optim.lambda_lr=nan", "optim.lambda_lr=nan is out of range"),
+    ("model.no_such_field=1", "unknown config field 'model.no_such_field'"),
+    ("optim.batch_size=0", "optim.batch_size=0 is out of range"),
+    ("optim.lr", "expected FIELD=VALUE"),
+])
+def test_set_refuses_bad_fields_and_values_at_config_time(tmp_path, data_dir, launches, capsys, assignment, needle):
+    args = ("table1", "--preset", "cpu", "--datasets", "hopper-medium", "--methods", "odt", "--set", assignment)
+    assert _cli(tmp_path, *args) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err and launches == []
+
+
+def test_set_names_the_method_a_field_does_not_exist_for(tmp_path, data_dir, launches, capsys):
+    args = ("table1", "--preset", "cpu", "--datasets", "hopper-medium", "--methods", "odt", "iql", "--set", "optim.lr=1e-3")
+    assert _cli(tmp_path, *args) == 2
+    assert "iql on hopper-medium (default): unknown config field 'optim.lr'" in capsys.readouterr().err
+
+
+# ----- config validation ----------------------------------------------------------------------
+@pytest.mark.parametrize("method,overrides,needle", [
+    ("odt", {"optim.lr": float("inf")}, "optim.lr=inf"),
+    ("odt", {"optim.lr": "inf"}, "optim.lr=inf"),  # as --set passes it
+    ("odt", {"optim.lambda_lr": float("nan")}, "optim.lambda_lr=nan"),
+    ("odt", {"optim.weight_decay": float("inf")}, "optim.weight_decay=inf"),
+    ("odt", {"online.g_online": float("nan")}, "online.g_online=nan"),
+    ("odt", {"online.lr": float("inf")}, "online.lr=inf"),
+    ("odt", {"optim.batch_size": 2.5}, "optim.batch_size=2.5 is out of range: an integer >= 1"),
+    ("odt", {"online.online_samples": -5}, "online.online_samples=-5"),
+    ("dt", {"optim.lr": float("inf")}, "optim.lr=inf"),
+    ("iql", {"actor_lr": float("inf")}, "actor_lr=inf"),
+    ("iql", {"temperature": float("nan")}, "temperature=nan"),
+    ("iql", {"batch_size": 0}, "batch_size=0"),
+    ("sac", {"alpha_lr": float("nan")}, "alpha_lr=nan"),
+    ("sac", {"critic_lr": -1e-3}, "critic_lr=-0.001"),
+    ("sac", {"buffer_size": 1.5}, "buffer_size=1.5"),
+])
+def test_non_finite_or_negative_rates_and_impossible_sizes_are_refused(method, overrides, needle):
+    with pytest.raises(ConfigError, match=re.escape(needle)):
+        method_config(method, "hopper-medium", "smoke", 0, overrides)
+
+
+def test_valid_configs_still_build():
+    assert make_config("hopper-medium", "online", "cpu", {"optim.lr": "2e-3", "optim.weight_decay": 0}).optim.lr == 2e-3
+
+
+# ----- the other CLIs -------------------------------------------------------------------------
+def test_unknown_env_is_one_clean_line(capsys):
+    assert odt_main(["--env", "Unknown-v0"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [err.strip()] and "Unknown-v0" in err and "Traceback" not in err
+
+
+def test_exit_codes_are_documented_in_every_cli_help(capsys):
+    helps = [run_cli.build_parser().format_help()]
+    for main in (lambda: odt_main(["--help"]), lambda: datasets_cli(["--help"])):
+        with pytest.raises(SystemExit) as exit_:
+            main()
+        assert exit_.value.code == 0
+        helps.append(capsys.readouterr().out)
+    for text in helps:
+        assert "exit codes" in text and "130 interrupted" in text and "2 usage or configuration error" in text
+
+
+def test_datasets_list_validates_files_before_calling_them_real(tmp_path, hopper_random, capsys):
+    root = tmp_path / "data"
+    random_bytes = root / "d4rl" / "hopper-medium-v2.hdf5"
+    random_bytes.parent.mkdir(parents=True)
+    random_bytes.write_bytes(np.random.default_rng(0).bytes(100))
+    good = root / "d4rl" / "walker2d-medium-v2.hdf5"
+    nan = root / "d4rl" / "hopper-random-v2.hdf5"
+    _hopper_file(nan, hopper_random, rewards=np.full(hopper_random.num_steps, np.nan, np.float32))
+    _hopper_file(root / "d4rl" / "hopper-expert-v2.hdf5", hopper_random)
+    _hopper_file(good, hopper_random)  # hopper data under a walker2d name: wrong shapes
+    assert datasets_cli(["list", "--data-dir", str(root)]) == 0
+    out = capsys.readouterr().out
+    rows = dict(zip(out.splitlines()[1::2], out.splitlines()[2::2]))
+    by_name = {row.split()[0]: detail.strip() for row, detail in rows.items()}
+    assert by_name["hopper-medium"].startswith("INVALID: ") and "not a readable hdf5 file" in by_name["hopper-medium"]
+    assert by_name["hopper-random"].startswith("INVALID: ") and "NaN" in by_name["hopper-random"]
+    assert by_name["walker2d-medium"].startswith("INVALID: ") and "11-dim" in by_name["walker2d-medium"]
+    assert by_name["hopper-expert"] == "real D4RL file"
+
+
+# ----- records ----------------------------------------------------------------------------------
+def test_records_store_the_log_relative_to_the_results_root(tmp_path, monkeypatch):
+    root = tmp_path / "results"
+    spec = RunSpec("t", "odt", "hopper-medium", 0, "smoke")
+    log = rec.logs_dir(root, "smoke", "t") / "7_0_log.err"
+    monkeypatch.setattr(job_mod, "_log_path", lambda: str(log.resolve()))
+
+    def no_data(spec):
+        raise RuntimeError("no data here")
+    monkeypatch.setattr(job_mod, "load_data", no_data)
+    with pytest.raises(RuntimeError, match="no data here"):
+        job_mod.run_one(spec, root)
+    d = rec.run_dir(root, spec)
+    record = rec.read_record(d)
+    attempts = rec.read_json(d / rec.ENVIRONMENT)["attempts"]
+    assert record["log"] == attempts[0]["log"] == "smoke/t/_logs/7_0_log.err"
+    assert rec.resolve_log(root, record["log"]) == log
+    failure = launch_mod._failure(root, spec, RuntimeError("x"), None)
+    assert failure.log == str(log)
+
+
+def test_old_records_with_absolute_log_paths_still_read(tmp_path):
+    spec = RunSpec("t", "odt", "hopper-medium", 0, "smoke")
+    rec.write_json(rec.run_dir(tmp_path, spec) / rec.RECORD, {"status": "failed", "log": "/old/host/1_0_log.err"})
+    assert rec.resolve_log(tmp_path, "/old/host/1_0_log.err") == Path("/old/host/1_0_log.err")
+    assert launch_mod._failure(tmp_path, spec, RuntimeError("x"), None).log == "/old/host/1_0_log.err"
+    assert rec.resolve_log(tmp_path, None) is None
