@@ -227,6 +227,11 @@ def draw_control(df, fig):
     return _curves(pair, fig, hue="method", facet="dataset")
 
 
+def draw_offline_curve(df, fig):
+    """IQL's offline score against its updates (the cpu preset's tuning curve)."""
+    return _curves(df, fig, hue="dataset", x="updates")
+
+
 def draw_stability(df, fig):
     return _curves(df, fig, hue="method")
 
@@ -234,6 +239,7 @@ def draw_stability(df, fig):
 FIGURES = [
     Figure("learning_curves", "table1", "Table 1 runs: normalized return during online finetuning", draw_learning_curves, (14, 3.5)),
     Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning", draw_control, (10, 4)),
+    Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium, return, NLL, entropy and lambda", draw_convergence, (14, 3.5)),
     Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)", draw_stoch, (10, 4)),
     Figure("g_eval", "g_eval", "Fig. 3 / 5 (L): return against g_eval", draw_g_eval, (10, 4)),
