@@ -86,9 +86,19 @@ def _flat(obj: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix.rstrip("."): obj}
 
 
+# Config fields added after runs were recorded, with the value that reproduces what those runs
+# did: a record without the field ran with that value, so its absence is not a change.
+ADDED_FIELDS: dict[str, Any] = {
+    "online.add_rollouts": True,  # odt-control (session 5): before it, rollouts always entered the buffer
+    "online_window": 0,  # IQL's online window (session 5): before it, the whole buffer
+}
+
+
 def config_drift(stored: Any, current: Any) -> list[str]:
-    """The dotted fields whose values differ between a stored and the current config."""
+    """The dotted fields whose values differ between a stored and the current config (a field
+    in ADDED_FIELDS absent on disk counts as its behaviour-preserving value)."""
     a, b = _flat(rec.to_jsonable(stored)), _flat(rec.to_jsonable(current))
+    a = {**{k: v for k, v in ADDED_FIELDS.items() if k in b and k not in a}, **a}
     return [f"{k}: {a.get(k, '<absent>')!r} on disk, {b.get(k, '<absent>')!r} now"
             for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 

@@ -138,6 +138,9 @@ def test_a_run_made_under_another_config_is_reported_not_reused(tmp_path):
     assert "Move" in report.failed[0].error and "model.embed_dim" in report.failed[0].error
     assert {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()} == before  # nothing touched
     assert job_mod.config_drift({"a": {"b": 1}}, {"a": {"b": 1}}) == []
+    # a field added later with its behaviour-preserving default is no change; another value is
+    assert job_mod.config_drift({"online": {}}, {"online": {"add_rollouts": True}}) == []
+    assert job_mod.config_drift({"online": {}}, {"online": {"add_rollouts": False}}) != []
 
 
 def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):
