@@ -1,4 +1,4 @@
-"""ODT's objective (paper eqs. 3-6): NLL minus lambda times entropy, and the dual step.
+"""ODT's objective (paper eqs. 3-7): NLL minus lambda times entropy, and the dual step.
 
 Both terms are averaged over the valid (unpadded) positions of a batch of length-K windows,
 which is the paper's 1/K scaling with padded positions left out of numerator and
@@ -46,6 +46,6 @@ def deterministic_policy_loss(predicted: torch.Tensor, actions: torch.Tensor, ma
 
 
 def temperature_loss(log_lambda: torch.Tensor, entropy: torch.Tensor, target_entropy: float) -> torch.Tensor:
-    """lambda * (H - beta) with H held fixed (eq. 6). Its gradient in log(lambda) is
+    """lambda * (H - beta) with H held fixed (eq. 7). Its gradient in log(lambda) is
     lambda * (H - beta): descending it raises lambda while H < beta and lowers it above."""
     return log_lambda.exp() * (entropy.detach() - target_entropy)

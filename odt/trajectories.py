@@ -105,7 +105,7 @@ class Trajectories:
         return Trajectories.from_episodes([self.episode(int(i)) for i in indices])
 
     def state_statistics(self, eps: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
-        """Per-dimension mean and std of the observations (std floored at eps)."""
+        """Per-dimension mean and std of the observations (eps added to the std, as in DT's code)."""
         mean = self.observations.mean(axis=0)
         std = self.observations.std(axis=0) + eps
         return mean.astype(np.float32), std.astype(np.float32)
