@@ -88,7 +88,7 @@ def load_dataset(name: str, size: str = "full", data_dir: str | os.PathLike | No
     if size == "smoke":
         return _load_smoke(spec, data_dir)
     candidates = _candidates(spec, data_dir, source)
-    found = next(((kind, where) for kind, where in candidates if _exists(kind, where)), None)
+    found = _first_present(candidates)
     if found is None:
         raise DatasetUnavailable(_not_on_disk(spec, candidates, data_dir))
     kind, where = found
@@ -101,11 +101,8 @@ def load_dataset(name: str, size: str = "full", data_dir: str | os.PathLike | No
 def find_dataset(name: str, data_dir: str | os.PathLike | None = None,
                  source: str = "auto") -> tuple[str, str] | None:
     """``(source, path)`` that ``load_dataset(name)`` would read (a Minari id for Minari), or None."""
-    spec = _checked_spec(name, "full", source)
-    for kind, where in _candidates(spec, data_dir, source):
-        if _exists(kind, where):
-            return kind, str(where)
-    return None
+    found = _first_present(_candidates(_checked_spec(name, "full", source), data_dir, source))
+    return None if found is None else (found[0], str(found[1]))
 
 
 def dataset_problem(name: str, size: str = "full", data_dir: str | os.PathLike | None = None) -> str | None:
@@ -175,6 +172,11 @@ def _candidates(spec: DatasetSpec, root, source: str) -> list[tuple[str, Path | 
 
 def _exists(kind: str, where: Path | str) -> bool:
     return minari_available(str(where)) if kind == "minari" else Path(where).exists()
+
+
+def _first_present(candidates: list[tuple[str, Path | str]]) -> tuple[str, Path | str] | None:
+    """The first candidate that is there, in ``source="auto"``'s order of preference."""
+    return next(((kind, where) for kind, where in candidates if _exists(kind, where)), None)
 
 
 def _not_on_disk(spec: DatasetSpec, candidates: list, root) -> str:
