@@ -19,46 +19,58 @@ from odt.config import ModelConfig
 from odt.policy import DeterministicHead, GaussianHead
 
 ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh}
+ALL_TOKENS = slice(None)
+STATE_TOKENS = slice(1, None, 3)  # s_t in the sequence g_1, s_1, a_1, g_2, s_2, a_2, ...
 
-def _keep_mask_cpu(shape: torch.Size, p: float) -> torch.Tensor:
-    """Bernoulli(1 - p) keep-mask from torch's CPU generator, two draws per 64 random bits.
+# Dropout draws 16-bit uniforms: P(keep) = 1 - round(p * 2^16) / 2^16 (for p = 0.1 the drop
+# probability is 0.1000061), and kept values are scaled by 1 / P(keep), so dropout stays unbiased.
+_U16 = 1 << 16
 
-    ``bernoulli_`` draws a 64-bit double per element and is the slowest op of a training
-    step on CPU (about 6 ns an element; dropout masks then cost more than the attention
-    matmuls at width 128). ``random_`` on int64 gives 63 random bits per draw; the two
-    31-bit halves (low half with its top bit cleared, high half as is) are independent
-    uniform integers in [0, 2^31), and ``u >= p * 2^31`` keeps with probability 1 - p up to
-    2^-31. Same distribution, same generator (so seeding and checkpointed RNG state still
-    decide every mask), about 3.5x faster.
+
+def _keep_scale_cpu(shape: torch.Size, p: float) -> torch.Tensor:
+    """Inverted dropout's multiplier: 1 / P(keep) where an element is kept, 0 where it is dropped.
+
+    Sixteen random bits per element from torch's CPU generator: ``random_(-2**63, None)`` fills
+    an int64 with 64 uniform bits (one generator call), whose four int16 views are independent
+    uniform integers u in [-2^15, 2^15). An element is dropped when u < -2^15 + k, k = round(p *
+    2^16). The keep test and the scale are float arithmetic on the exactly converted integers
+    (u + 2^15 - k + 1 clamped to [0, 1] is 1 exactly when kept), which vectorises where a
+    boolean mask would not. About 2.5x cheaper than 31-bit draws compared as integers, and
+    ``bernoulli_``'s 64-bit double per element is slower still; the same generator, so seeding
+    and checkpointed RNG state decide every mask.
     """
     n = math.prod(shape)
-    bits = torch.empty((n + 1) // 2, dtype=torch.int64).random_()
-    halves = bits.view(torch.int32)[:n].bitwise_and_(0x7FFFFFFF)
-    return halves.ge(math.ceil(p * 2**31)).view(shape)
+    k = round(p * _U16)
+    bits = torch.empty((n + 3) // 4, dtype=torch.int64).random_(-(2**63), None)
+    u = bits.view(torch.int16)[:n].to(torch.float32)
+    return u.add_(_U16 // 2 - k + 1).clamp_(0.0, 1.0).mul_(_U16 / (_U16 - k)).view(shape)
 
 
 def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
-    """Inverted dropout, exactly ``F.dropout``'s rule: keep with prob 1 - p, scale by 1/(1 - p).
+    """Inverted dropout: keep with probability 1 - p (to 2^-16 on CPU), scale kept values by
+    1 / P(keep).
 
-    On CPU the mask comes from :func:`_keep_mask_cpu`; elsewhere (CUDA) ``F.dropout``'s own
-    kernel is already fast and is used as is.
+    On CPU the multiplier comes from :func:`_keep_scale_cpu`; elsewhere (CUDA) ``F.dropout``'s
+    own kernel is already fast and is used as is.
     """
     if not training or p == 0.0:
         return x
-    if x.device.type != "cpu" or p >= 1.0:
+    if x.device.type != "cpu" or p >= 1.0 or round(p * _U16) in (0, _U16):
         return F.dropout(x, p, training=True)
-    scale = _keep_mask_cpu(x.shape, p).to(x.dtype).mul_(1.0 / (1.0 - p))
-    return x * scale
+    return x * _keep_scale_cpu(x.shape, p).to(x.dtype)
 
 
 class Dropout(nn.Dropout):
-    """``nn.Dropout`` with the fast CPU mask of :func:`dropout` (same math, same module API)."""
+    """``nn.Dropout`` with the fast CPU mask of :func:`dropout` (same rule, same module API)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return dropout(x, self.p, self.training)
 
 
 class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention; ``queries`` selects the positions whose outputs are
+    needed (all by default), every position still serving as a key and a value."""
+
     def __init__(self, embed_dim: int, n_heads: int, dropout: float):
         super().__init__()
         self.n_heads = n_heads
@@ -68,18 +80,34 @@ class CausalSelfAttention(nn.Module):
         self.resid_drop = Dropout(dropout)
         self._masks: dict[tuple, torch.Tensor] = {}
 
-    def _causal_bias(self, n: int, like: torch.Tensor) -> torch.Tensor:
-        """(n, n) additive mask, -inf above the diagonal (the future), 0 elsewhere; built once
-        per length, device and dtype (a cache, not a buffer, so the state dict is unchanged)."""
-        key = (n, like.device, like.dtype)
+    def _causal_bias(self, n: int, queries: slice, like: torch.Tensor) -> torch.Tensor:
+        """(number of queries, n) additive mask, -inf where a key lies after its query (the
+        future), 0 elsewhere; built once per shape, device and dtype (a cache, not a buffer,
+        so the state dict is unchanged)."""
+        key = (n, queries.start, queries.step, like.device, like.dtype)
         if key not in self._masks:
-            self._masks[key] = torch.full((n, n), float("-inf"), device=like.device, dtype=like.dtype).triu_(1)
+            query_pos = torch.arange(n, device=like.device)[queries]
+            future = torch.arange(n, device=like.device)[None, :] > query_pos[:, None]
+            self._masks[key] = torch.zeros(future.shape, device=like.device, dtype=like.dtype
+                                           ).masked_fill_(future, float("-inf"))
         return self._masks[key]
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def _project(self, x: torch.Tensor, queries: slice) -> tuple[torch.Tensor, ...]:
+        """q at the query positions, k and v everywhere, each (B, heads, positions, d_head)."""
         b, n, d = x.shape
         h = self.n_heads
-        q, k, v = self.qkv(x).view(b, n, 3, h, d // h).permute(2, 0, 3, 1, 4)
+        if queries == ALL_TOKENS:
+            return self.qkv(x).view(b, n, 3, h, d // h).permute(2, 0, 3, 1, 4)
+        w, bias = self.qkv.weight, self.qkv.bias
+        q = F.linear(x[:, queries], w[:d], bias[:d])
+        k, v = F.linear(x, w[d:], bias[d:]).view(b, n, 2, h, d // h).permute(2, 0, 3, 1, 4)
+        return q.view(b, q.shape[1], h, d // h).transpose(1, 2), k, v
+
+    def forward(self, x: torch.Tensor, queries: slice = slice(None)) -> torch.Tensor:
+        b, n, d = x.shape
+        h, dh = self.n_heads, d // self.n_heads
+        q, k, v = self._project(x, queries)
+        nq = q.shape[2]
         if self.training and self.dropout > 0.0 and x.device.type == "cpu":
             # On CPU, attention dropout makes SDPA fall back to its unfused math path, which
             # rebuilds the causal mask, masks with masked_fill and runs a NaN-safe softmax at
@@ -87,15 +115,20 @@ class CausalSelfAttention(nn.Module):
             # with M = -inf on the future, then dropout, then times v. The cached additive
             # mask is fused into the score matmul (baddbmm), and its backward costs nothing.
             # (CUDA's fused SDPA kernels apply dropout themselves: they take the else branch.)
-            q, k, v = (t.reshape(b * h, n, d // h) for t in (q, k, v))
-            scores = torch.baddbmm(self._causal_bias(n, q), q, k.transpose(1, 2),
-                                   alpha=1.0 / math.sqrt(d // h))
+            q = q.reshape(b * h, nq, dh)
+            k, v = (t.reshape(b * h, n, dh) for t in (k, v))
+            scores = torch.baddbmm(self._causal_bias(n, queries, q), q, k.transpose(1, 2),
+                                   alpha=1.0 / math.sqrt(dh))
             attn = dropout(torch.softmax(scores, dim=-1), self.dropout, True)
-            y = torch.bmm(attn, v).view(b, h, n, d // h)
-        else:  # evaluation and rollouts (no dropout), or CUDA: the fused causal kernel
-            y = F.scaled_dot_product_attention(
-                q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0)
-        return self.resid_drop(self.proj(y.transpose(1, 2).reshape(b, n, d)))
+            y = torch.bmm(attn, v).view(b, h, nq, dh)
+        else:  # evaluation and rollouts (no dropout), or CUDA: the fused kernels
+            p = self.dropout if self.training else 0.0
+            if queries == ALL_TOKENS:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)
+            else:
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=self._causal_bias(n, queries, q),
+                                                   dropout_p=p)
+        return self.resid_drop(self.proj(y.transpose(1, 2).reshape(b, nq, d)))
 
 
 class Block(nn.Module):
@@ -111,8 +144,11 @@ class Block(nn.Module):
             Dropout(dropout),
         )
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.ln1(x))
+    def forward(self, x: torch.Tensor, queries: slice = ALL_TOKENS) -> torch.Tensor:
+        """The block's outputs at the ``queries`` positions (every position attends causally
+        over all of x)."""
+        x_normed = self.ln1(x)
+        x = x[:, queries] + self.attn(x_normed, queries)
         return x + self.mlp(self.ln2(x))
 
 
@@ -156,9 +192,11 @@ class DecisionTransformer(nn.Module):
         if self.embed_timestep is not None:
             tokens = tokens + self.embed_timestep(timesteps).unsqueeze(2)
         x = self.embed_drop(self.embed_ln(tokens.reshape(b, 3 * t, -1)))
-        for block in self.blocks:
+        for block in self.blocks[:-1]:
             x = block(x)
-        state_hidden = self.ln_f(x).view(b, t, 3, -1)[:, :, 1]
+        # Only the state tokens' outputs are read, so the last block computes only those (its
+        # keys and values still cover every token): same outputs, a third of its work.
+        state_hidden = self.ln_f(self.blocks[-1](x, STATE_TOKENS))
         return self.head(state_hidden)
 
 

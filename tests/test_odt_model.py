@@ -11,6 +11,7 @@ import torch
 from conftest import make_hopper
 
 from odt.config import ModelConfig
+import odt.model as model_module
 from odt.model import DecisionTransformer
 from odt.rollout import Conditioning, run_episodes
 
@@ -96,3 +97,39 @@ def test_sampled_exploration_differs_from_mean_action():
                            generator=torch.Generator().manual_seed(0), max_steps=5)
     assert not np.allclose(mean.episodes[0]["actions"], sampled.episodes[0]["actions"])
     envs.close()
+
+
+def _every_token_forward(model: DecisionTransformer, s, a, g, ts):
+    """The transformer written out with every block computing every token, read at the
+    state tokens: what the model's shortened last block must reproduce."""
+    b, t, _ = s.shape
+    tokens = torch.stack((model.embed_return(g), model.embed_state(s), model.embed_action(a)), dim=2)
+    if model.embed_timestep is not None:
+        tokens = tokens + model.embed_timestep(ts).unsqueeze(2)
+    x = model.embed_ln(tokens.reshape(b, 3 * t, -1))
+    for block in model.blocks:
+        x = block(x)
+    return model.head(model.ln_f(x).view(b, t, 3, -1)[:, :, 1])
+
+
+@pytest.mark.parametrize("n_heads", [1, 4])
+@pytest.mark.parametrize("training", [False, True])
+def test_last_block_on_state_tokens_only_equals_every_token_computation(monkeypatch, n_heads, training):
+    """The last block computes only the state tokens (its keys and values cover all tokens):
+    outputs and gradients equal the full computation, on the fused evaluation kernel and on
+    the written-out training path (dropout masks switched to identity)."""
+    cfg = dataclasses.replace(SMALL, n_layers=3, n_heads=n_heads, dropout=0.1)
+    torch.manual_seed(0)
+    model = DecisionTransformer(5, 3, cfg).train(training)
+    monkeypatch.setattr(model_module, "dropout", lambda x, p, training: x)
+    inputs = _inputs(b=3, t=8)
+    ours, full = model(*inputs), _every_token_forward(model, *inputs)
+    for o, f in zip(ours, full):
+        torch.testing.assert_close(o, f, rtol=1e-5, atol=1e-6)
+    grads = []
+    for out in (ours, full):
+        model.zero_grad()
+        sum(o.pow(2).sum() for o in out).backward(retain_graph=True)
+        grads.append([p.grad.clone() for p in model.parameters()])
+    for (name, _), g_ours, g_full in zip(model.named_parameters(), *grads):
+        torch.testing.assert_close(g_ours, g_full, rtol=1e-4, atol=1e-6, msg=name)

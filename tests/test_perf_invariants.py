@@ -74,14 +74,32 @@ def test_dropout_keep_rate_and_scale(n):
         assert abs(kept.float().mean().item() - (1 - p)) < 5 * sd
 
 
-def test_dropout_masks_are_independent_across_halves_and_positions():
-    """Neighbouring elements come from the two halves of one 64-bit draw: no correlation."""
+@pytest.mark.parametrize("p", [0.5, 0.1])
+def test_dropout_every_16_bit_lane_keeps_at_the_same_rate_independently(p):
+    """Each 64-bit draw serves four consecutive elements: every lane must keep with
+    probability 1 - p (a lane fed by a 63-bit draw's top bits would not), and neighbours
+    must be uncorrelated."""
     torch.manual_seed(1)
-    keep = (dropout(torch.ones(400_000), 0.5, training=True) != 0).float()
-    even, odd = keep[0::2], keep[1::2]
-    corr = torch.corrcoef(torch.stack([even, odd]))[0, 1].item()
-    assert abs(corr) < 5 / math.sqrt(len(even))
-    assert abs(keep.mean().item() - 0.5) < 5 * 0.5 / math.sqrt(len(keep))
+    n = 800_000
+    keep = (dropout(torch.ones(n), p, training=True) != 0).float().view(-1, 4)
+    sd = math.sqrt(p * (1 - p) / (n // 4))
+    for lane in range(4):
+        assert abs(keep[:, lane].mean().item() - (1 - p)) < 5 * sd, lane
+    for a, b in ((0, 1), (1, 2), (2, 3), (3, 0)):
+        corr = torch.corrcoef(torch.stack([keep[:, a], keep[:, b]]))[0, 1].item()
+        assert abs(corr) < 5 / math.sqrt(n // 4), (a, b)
+
+
+def test_dropout_is_unbiased_and_its_keep_probability_is_p_to_16_bits():
+    """E[dropout(x)] = x (inverted dropout), and the drop probability is round(p 2^16) / 2^16."""
+    torch.manual_seed(2)
+    n, p = 2_000_000, 0.1
+    y = dropout(torch.ones(n), p, training=True)
+    kept = (y != 0).float().mean().item()
+    q = 1 - round(p * 2**16) / 2**16  # 0.89999390
+    assert abs(kept - q) < 5 * math.sqrt(q * (1 - q) / n)
+    assert torch.all(y[y != 0] == y[y != 0][0]) and y[y != 0][0].item() == pytest.approx(1 / q, rel=1e-6)
+    assert abs(y.mean().item() - 1.0) < 5 * math.sqrt((1 - q) / q / n)
 
 
 def test_dropout_is_seeded_by_torch_and_identity_when_off():
@@ -99,7 +117,7 @@ def test_dropout_gradient_is_mask_times_scale():
     x = torch.randn(1000, requires_grad=True)
     y = dropout(x, 0.25, training=True)
     y.sum().backward()
-    expected = (y.detach() != 0).float() / 0.75
+    expected = (y.detach() != 0).float() / (1 - round(0.25 * 2**16) / 2**16)
     torch.testing.assert_close(x.grad, expected)
 
 
