@@ -50,6 +50,8 @@ from typing import Any
 
 from odt.config import PRESETS, ConfigError, known_datasets
 
+MINARI_PREFIX = "minari:"  # a local Minari dataset by its own id (benchmarks.datasets.minari_spec),
+# accepted by every experiment through --datasets; configured with its family's paper row
 LOCOMOTION = [d for d in known_datasets() if not d.startswith("antmaze")]
 ANTMAZE = [d for d in known_datasets() if d.startswith("antmaze")]
 # The paper's row order of Table 1.
@@ -87,7 +89,7 @@ class RunSpec:
     @property
     def run_id(self) -> str:
         digest = hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:8]
-        return f"{self.method}__{self.dataset}__{_slug(self.variant)}__s{self.seed}__{digest}"
+        return f"{self.method}__{_slug(self.dataset)}__{_slug(self.variant)}__s{self.seed}__{digest}"
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -230,13 +232,14 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
 
 
 def _paper_lr(dataset: str) -> float:
+    from benchmarks.datasets.minari_spec import hyperparameter_dataset
     from odt.config import make_config
-    return make_config(dataset, "online", "paper").optim.lr
+    return make_config(hyperparameter_dataset(dataset), "online", "paper").optim.lr
 
 
 def _check_names(kind: str, given: Sequence[str] | None, valid: Sequence[str]) -> None:
     for name in given or ():
-        if name not in valid:
+        if name not in valid and not (kind == "dataset" and name.startswith(MINARI_PREFIX)):
             raise ConfigError(f"unknown {kind} {name!r}; known: {', '.join(valid)}")
 
 
@@ -267,6 +270,7 @@ def expand(experiment: str, preset: str = "paper", seeds: int | None = None,
              f"their cells stay missing (registered: {', '.join(registered)})")
     chosen_methods = [m for m in chosen_methods if m in registered]
     chosen_datasets = [d for d in exp.datasets if not datasets or d in datasets]
+    chosen_datasets += [d for d in datasets or () if d.startswith(MINARI_PREFIX) and d not in chosen_datasets]
     n_seeds = exp.seeds if seeds is None else seeds
     specs = []
     for d in chosen_datasets:

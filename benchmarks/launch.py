@@ -377,7 +377,7 @@ def forgeable(name: str) -> bool:
     nothing is on disk or the file in the way is the forge's own (an invalid D4RL file is the user's)."""
     from benchmarks.datasets.loading import find_dataset
     from benchmarks.datasets.registry import get_spec
-    if not get_spec(name).available:
+    if name.startswith("minari:") or not get_spec(name).available:  # Minari data is never forged
         return False
     found = find_dataset(name)
     return found is None or found[0] == "generated"

@@ -33,6 +33,7 @@ from baselines.dt import dt_agent, dt_config
 from baselines.interface import Agent
 from baselines.iql import IQLAgent, iql_config
 from baselines.sac import SACAgent, sac_config
+from benchmarks.datasets.minari_spec import hyperparameter_dataset
 from odt.config import PRESETS, ConfigError, make_config, parse_assignments
 from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
@@ -88,8 +89,10 @@ def _require(method: str) -> None:
 
 
 def method_config(method: str, dataset: str, preset: str, seed: int = 0, overrides: dict | None = None):
+    """The config of ``method`` on ``dataset``; a Minari dataset (``minari:<id>``) is configured
+    with the paper's row of its environment family (``minari_spec.hyperparameter_dataset``)."""
     _require(method)
-    return METHODS[method][0](dataset, preset, seed, dict(overrides or {}))
+    return METHODS[method][0](hyperparameter_dataset(dataset), preset, seed, dict(overrides or {}))
 
 
 def build_agent(method: str, cfg, data: Trajectories, make_env: Callable[[], gym.Env],

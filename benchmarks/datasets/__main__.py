@@ -7,7 +7,8 @@
                                         planner (antmaze-umaze-diverse: random starts and commanded goals;
                                         --sac-max-steps / --target-score: the walker's budget / success %)
     list                                what is on disk, with provenance; each file is opened and checked
-                                        (keys, shapes, finite values, fit to its environment) first
+                                        (keys, shapes, finite values, fit to its environment) first;
+                                        local Minari datasets ($MINARI_DATASETS_PATH) as minari:<id>
 
 The data directory is $ODT_DATA_DIR (default ~/.cache/odt-bench/datasets) or --data-dir.
 """
@@ -59,11 +60,19 @@ def _list(args: argparse.Namespace) -> int:
         rows += [(name, source, str(path), _checked(spec, path, desc)) for source, path, desc in found]
         if not found and args.all:
             rows.append((name, "-", "not on disk", f"make it: python -m benchmarks.datasets make {name}"))
+    rows += _minari_rows()
     if not rows:
         print("nothing on disk yet; make a dataset with: python -m benchmarks.datasets make hopper-medium")
     for name, source, path, desc in rows:
         print(f"{name:28s} {source:16s} {path}\n{'':45s}{desc}" if desc else f"{name:28s} {source:16s} {path}")
     return 0
+
+
+def _minari_rows() -> list[tuple[str, str, str, str]]:
+    """The local Minari datasets (named minari:<id>), with where they came from and how they are scored."""
+    from benchmarks.datasets.minari_io import local_minari_datasets
+
+    return [(f"minari:{dataset_id}", "minari", str(path), desc) for dataset_id, path, desc in local_minari_datasets()]
 
 
 def _checked(spec, path, desc: str) -> str:

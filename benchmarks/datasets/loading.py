@@ -8,7 +8,10 @@ Where datasets live (``data_dir()``: $ODT_DATA_DIR, default ~/.cache/odt-bench/d
                                        hopper_medium-v2.hdf5, are accepted too)
     <data_dir>/smoke/<name>.hdf5       size="smoke": a tiny random-policy dataset for tests and CI
 
-``source="auto"`` prefers a real D4RL file, then a forged one, then a local Minari dataset.
+``source="auto"`` prefers a real D4RL file, then a forged one. A D4RL name never loads Minari
+data: Minari datasets are named ``minari:<id>`` and read from Minari's own directory
+($MINARI_DATASETS_PATH, default ~/.minari/datasets) as they are, at every size
+(``minari_io``; nothing is downloaded).
 Without loading: ``find_dataset`` says which one that is, ``dataset_problem`` whether it is
 usable (``validate_file``: keys, shapes, finite values, fit to the environment) and
 ``make_command`` the one command that makes it so (the runner checks a plan with them).
@@ -25,13 +28,14 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.datasets.d4rl_io import check_fits_env, read_d4rl, to_arrays, write_d4rl
-from benchmarks.datasets.minari_io import minari_available, read_minari
+from benchmarks.datasets.minari_io import minari_available, minari_installed, read_minari
+from benchmarks.datasets.minari_spec import MINARI_INSTALL, MinariSpec, download_command, is_minari
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
 from odt.config import ConfigError
 from odt.trajectories import DatasetError, Trajectories
 
 SIZES = ("full", "smoke")
-SOURCES = ("auto", "d4rl", "generated", "minari")
+SOURCES = ("auto", "d4rl", "generated")
 SMOKE_STEPS = 2000
 SMOKE_SEED = 0
 D4RL_ANT_OBS_DIM = 111  # Ant-v2: 27 qpos/qvel dims + 84 contact-force dims (zero under MuJoCo 2.0)
@@ -40,7 +44,7 @@ D4RL_ANT_OBS_DIM = 111  # Ant-v2: 27 qpos/qvel dims + 84 contact-force dims (zer
 @dataclass
 class LoadedDataset:
     trajectories: Trajectories
-    spec: DatasetSpec
+    spec: DatasetSpec | MinariSpec
     provenance: dict  # source, path, sha256, dropped_tail_steps, card (when forged), ...
     next_observations: np.ndarray | None = field(default=None, repr=False)  # aligned with steps, if stored
 
@@ -83,8 +87,12 @@ def _sha256(path: Path) -> str:
 # ----- the API --------------------------------------------------------------------------------
 def load_dataset(name: str, size: str = "full", data_dir: str | os.PathLike | None = None,
                  source: str = "auto") -> LoadedDataset:
-    """Load dataset ``name``; ``size="smoke"`` builds (once, then cached) a tiny random-policy one."""
+    """Load dataset ``name``; ``size="smoke"`` builds (once, then cached) a tiny random-policy one.
+    A Minari name (``minari:<id>``) loads the local Minari dataset as it is, at either size."""
     spec = _checked_spec(name, size, source)
+    if isinstance(spec, MinariSpec):
+        traj, provenance, nxt = read_minari(spec)
+        return LoadedDataset(traj, spec, provenance, nxt)
     if size == "smoke":
         return _load_smoke(spec, data_dir)
     candidates = _candidates(spec, data_dir, source)
@@ -92,15 +100,15 @@ def load_dataset(name: str, size: str = "full", data_dir: str | os.PathLike | No
     if found is None:
         raise DatasetUnavailable(_not_on_disk(spec, candidates, data_dir))
     kind, where = found
-    if kind == "minari":
-        traj, provenance, nxt = read_minari(spec)
-        return LoadedDataset(traj, spec, provenance, nxt)
     return _load_hdf5(spec, Path(where), kind)
 
 
 def find_dataset(name: str, data_dir: str | os.PathLike | None = None,
                  source: str = "auto") -> tuple[str, str] | None:
     """``(source, path)`` that ``load_dataset(name)`` would read (a Minari id for Minari), or None."""
+    if is_minari(name):
+        spec = get_spec(name)
+        return ("minari", spec.minari_id) if minari_available(spec.minari_id) else None
     found = _first_present(_candidates(_checked_spec(name, "full", source), data_dir, source))
     return None if found is None else (found[0], str(found[1]))
 
@@ -109,6 +117,8 @@ def dataset_problem(name: str, size: str = "full", data_dir: str | os.PathLike |
     """None if ``load_dataset(name, size)`` finds a valid dataset; else why not, in one line
     (``"not on disk"`` when nothing is there; smoke data is made on demand)."""
     spec = get_spec(name)
+    if isinstance(spec, MinariSpec):
+        return _minari_problem(spec)
     if not spec.available:
         return "its environment needs gymnasium-robotics: pip install -e '.[antmaze]'"
     if size == "smoke":
@@ -117,12 +127,24 @@ def dataset_problem(name: str, size: str = "full", data_dir: str | os.PathLike |
     if found is None:
         return "not on disk"
     kind, where = found
-    return None if kind == "minari" else validate_file(spec, Path(where))
+    return validate_file(spec, Path(where))
+
+
+def _minari_problem(spec: MinariSpec) -> str | None:
+    if not minari_installed():
+        return f"Minari datasets need the minari package: {MINARI_INSTALL}"
+    if not spec.on_disk:
+        return "not on disk (Minari)"
+    if not spec.available:
+        return f"its environment ({spec.env_id}) needs a package that is not installed"
+    return None
 
 
 def make_command(name: str, data_dir: str | os.PathLike | None = None) -> str:
     """The one command that gives ``load_dataset(name)`` a valid dataset here."""
     spec = get_spec(name)
+    if isinstance(spec, MinariSpec):
+        return MINARI_INSTALL if not minari_installed() else download_command(spec.minari_id)
     if not spec.available:
         return "pip install -e '.[antmaze]'"
     found = find_dataset(name, data_dir)
@@ -146,12 +168,17 @@ def validate_file(spec: DatasetSpec, path: Path) -> str | None:
     return None
 
 
-def _checked_spec(name: str, size: str, source: str) -> DatasetSpec:
+def _checked_spec(name: str, size: str, source: str) -> DatasetSpec | MinariSpec:
     spec = get_spec(name)
     if size not in SIZES:
         raise ConfigError(f"size={size!r} is not valid; choose one of {', '.join(SIZES)}")
     if source not in SOURCES:
         raise ConfigError(f"source={source!r} is not valid; choose one of {', '.join(SOURCES)}")
+    if isinstance(spec, MinariSpec):
+        problem = _minari_problem(spec)
+        if problem:
+            raise DatasetUnavailable(f"{name}: {problem}; {make_command(name)}")
+        return spec
     if not spec.available:
         raise DatasetUnavailable(f"{name}: AntMaze needs gymnasium-robotics, which is not installed: "
                                  f"pip install -e '.[antmaze]'")
@@ -165,22 +192,16 @@ def _candidates(spec: DatasetSpec, root, source: str) -> list[tuple[str, Path | 
         out += [("d4rl", path) for path in d4rl_candidates(spec, root)]
     if source in ("auto", "generated"):
         out.append(("generated", generated_path(spec.name, root)))
-    if source in ("auto", "minari") and spec.minari_id:
-        out.append(("minari", spec.minari_id))
     return out
-
-
-def _exists(kind: str, where: Path | str) -> bool:
-    return minari_available(str(where)) if kind == "minari" else Path(where).exists()
 
 
 def _first_present(candidates: list[tuple[str, Path | str]]) -> tuple[str, Path | str] | None:
     """The first candidate that is there, in ``source="auto"``'s order of preference."""
-    return next(((kind, where) for kind, where in candidates if _exists(kind, where)), None)
+    return next(((kind, where) for kind, where in candidates if Path(where).exists()), None)
 
 
 def _not_on_disk(spec: DatasetSpec, candidates: list, root) -> str:
-    tried = ", ".join(f"minari:{w}" if k == "minari" else str(w) for k, w in candidates)
+    tried = ", ".join(str(w) for _, w in candidates)
     return (f"dataset {spec.name!r} is not on disk (looked for: {tried}).\n"
             f"  make it here:   python -m benchmarks.datasets make {spec.name}\n"
             f"  or bring D4RL's file: put {spec.d4rl_name}.hdf5 in {d4rl_candidates(spec, root)[0].parent}/\n"

@@ -1,6 +1,9 @@
 """Dataset names -> gymnasium environments, reference scores, and where the data lives.
 
-Names follow D4RL without the version suffix (``hopper-medium`` is D4RL's ``hopper-medium-v2``).
+Names follow D4RL without the version suffix (``hopper-medium`` is D4RL's ``hopper-medium-v2``);
+such a name means D4RL's data or the forge's D4RL-recipe data, never a Minari dataset. Minari
+datasets are named by their own id, ``minari:<id>`` (``benchmarks.datasets.minari_spec``);
+``get_spec`` answers for both.
 The environments are gymnasium's MuJoCo v5 ones; where they differ from the mujoco-py v2
 environments D4RL was collected on, ``DatasetSpec.env_notes`` says how (it is copied into every
 dataset card) and the kwargs are chosen to match D4RL where gymnasium allows it.
@@ -15,6 +18,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
+from benchmarks.datasets.minari_spec import MinariSpec, is_minari, minari_spec
 from benchmarks.datasets.scores import normalize, reference
 from odt.config import ConfigError
 
@@ -90,7 +94,6 @@ class DatasetSpec:
     domain: str  # "locomotion" | "antmaze"
     max_episode_steps: int
     d4rl_name: str  # D4RL's id, e.g. "hopper-medium-v2"
-    minari_id: str  # Minari id of a comparable dataset ("" if Minari has none), e.g. "mujoco/hopper/medium-v0"
     env_kwargs: tuple = ()  # (key, value) pairs passed to gym.make
     env_notes: tuple = field(default=(), compare=False)  # how the env differs from D4RL's
 
@@ -139,7 +142,6 @@ def _build() -> dict[str, DatasetSpec]:
                 name=name, family=family, level=level, env_id=fam["env_id"],
                 ref_min_score=ref.min_score, ref_max_score=ref.max_score, domain="locomotion",
                 max_episode_steps=1000, d4rl_name=f"{name}-v2",
-                minari_id=f"mujoco/{family}/{level}-v0" if level in ("medium", "expert") else "",
                 env_kwargs=fam["env_kwargs"], env_notes=fam["notes"])
     ref = reference("antmaze")
     for level in ("umaze", "umaze-diverse"):
@@ -147,7 +149,7 @@ def _build() -> dict[str, DatasetSpec]:
         specs[name] = DatasetSpec(
             name=name, family="antmaze", level=level, env_id=_FAMILIES["antmaze"]["env_id"],
             ref_min_score=ref.min_score, ref_max_score=ref.max_score, domain="antmaze",
-            max_episode_steps=700, d4rl_name=f"{name}-v2", minari_id=f"D4RL/antmaze/{level}-v1",
+            max_episode_steps=700, d4rl_name=f"{name}-v2",
             env_notes=_FAMILIES["antmaze"]["notes"])
     return specs
 
@@ -160,16 +162,24 @@ TABLE1_DATASETS: tuple[str, ...] = tuple(
 ) + ("antmaze-umaze", "antmaze-umaze-diverse")
 
 
-def get_spec(name: str) -> DatasetSpec:
+def get_spec(name: str) -> DatasetSpec | MinariSpec:
+    """The spec of a registry name, or of a Minari name ``minari:<id>`` (from its local metadata)."""
+    if is_minari(name):
+        try:
+            return minari_spec(name)
+        except ValueError as exc:
+            raise UnknownDataset(str(exc)) from None
     if name not in DATASETS:
-        raise UnknownDataset(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
+        raise UnknownDataset(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}, "
+                             f"or a local Minari dataset as minari:<id>")
     return DATASETS[name]
 
 
 def normalized_score(name: str, returns) -> np.ndarray:
-    """D4RL normalized score of raw returns on dataset ``name`` (or family, e.g. "hopper")."""
-    if name in DATASETS:
-        return DATASETS[name].score_fn(returns)
+    """D4RL normalized score of raw returns on dataset ``name`` (or family, e.g. "hopper"); for a
+    Minari name, its metadata's normalization or the raw return (``MinariSpec.scoring``)."""
+    if name in DATASETS or is_minari(name):
+        return get_spec(name).score_fn(returns)
     try:
         ref = reference(name)
     except KeyError:
