@@ -24,6 +24,7 @@ import inspect
 import os
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ import submitit
 
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
+from benchmarks.loggers import Loggers, open_loggers
 from benchmarks.methods import dataset_size
 from benchmarks.preemption import stop_on_signals
 from odt.checkpoint import CheckpointManager
@@ -152,8 +154,9 @@ def _run_lock(directory: Path):
 
 
 def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | None = None,
-            progress: bool = False) -> dict:
+            progress: bool = False, loggers: Sequence[str] = ()) -> dict:
     """Run (or resume, or skip) one spec; returns a short summary of its final record.
+    ``loggers`` ("tensorboard", "wandb") also send each curve row to those tools (benchmarks.loggers).
     Raises RunInProgress (and touches nothing) if another live process is running it."""
     directory = rec.run_dir(root, spec)
     check_config_unchanged(spec, directory)
@@ -162,10 +165,11 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
         return _summary(existing)
     keep_freed_memory_in_heap()
     with _run_lock(directory):
-        return _run_locked(spec, root, directory, threads, progress)
+        return _run_locked(spec, root, directory, threads, progress, loggers)
 
 
-def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int | None, progress: bool) -> dict:
+def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int | None, progress: bool,
+                loggers: Sequence[str] = ()) -> dict:
     existing = rec.read_record(directory)
     if existing is not None and existing.get("status") == "complete":  # finished while we waited
         return _summary(existing)
@@ -179,6 +183,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
     attempt = rec.record_attempt(directory, log_path)
     (directory / rec.RECORD).unlink(missing_ok=True)  # a retried failure is "partial" until it ends
     agent = None
+    live = Loggers()
     notes: list[str] = []
     try:
         from benchmarks.methods import build_agent, method_config
@@ -199,10 +204,12 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             done_sweeps = set(loaded.state.get("sweeps", ()))
             notes.append(f"attempt {attempt}: resumed from {loaded.path.name}")
         rec.write_curve(directory / rec.CURVE, curve)
+        live = open_loggers(loggers, directory, spec.run_id, curve, f"{spec.preset}/{spec.experiment}", spec.to_dict())
 
         def log(row: dict) -> None:
             curve.append(rec.to_jsonable(row))
             rec.write_curve(directory / rec.CURVE, curve)
+            live.log(curve[-1])
 
         def checkpoint() -> None:
             state = {"agent": agent.state_dict(), "curve": list(curve), "sweeps": sorted(done_sweeps)}
@@ -266,6 +273,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         rec.write_json(directory / rec.RECORD, record)
         raise
     finally:
+        live.close()
         if agent is not None:
             agent.close()
 
@@ -273,5 +281,5 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
 class RunJob(submitit.helpers.Checkpointable):
     """``run_one`` as a submitit job; on timeout/preemption submitit requeues the same call."""
 
-    def __call__(self, spec: RunSpec, root: str, threads: int | None = None) -> dict:
-        return run_one(spec, root, threads=threads, progress=False)
+    def __call__(self, spec: RunSpec, root: str, threads: int | None = None, loggers: Sequence[str] = ()) -> dict:
+        return run_one(spec, root, threads=threads, progress=False, loggers=loggers)

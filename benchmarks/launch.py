@@ -41,6 +41,7 @@ from tqdm.auto import tqdm
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.job import ConfigChanged, RunJob, check_config_unchanged, held_elsewhere
+from benchmarks.loggers import require_loggers
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
 
@@ -60,6 +61,7 @@ class LaunchOptions:
     max_requeues: int = 3  # time-limit/preemption requeues per job (submitit's slurm_max_num_timeout)
     slurm_extra: dict[str, Any] = field(default_factory=dict)  # extra sbatch options
     poll_s: float = 1.0
+    loggers: tuple[str, ...] = ()  # also log curve rows to "tensorboard" / "wandb" (benchmarks.loggers)
 
     def validate(self) -> LaunchOptions:
         from odt.config import ConfigError
@@ -76,6 +78,7 @@ class LaunchOptions:
             raise ConfigError(f"threads={self.threads!r} is out of range: >= 1")
         if self.mem_gb is not None and not (math.isfinite(self.mem_gb) and self.mem_gb > 0):
             raise ConfigError(f"mem_gb={self.mem_gb!r} is out of range: > 0 and finite")
+        require_loggers(self.loggers)
         return self
 
 
@@ -301,7 +304,8 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                 continue
             if kind == "slurm":  # one job array per experiment
                 try:
-                    jobs = executor.map_array(RunJob(), group, [str(root)] * len(group), [threads] * len(group))
+                    jobs = executor.map_array(RunJob(), group, [str(root)] * len(group), [threads] * len(group),
+                                              [opts.loggers] * len(group))
                 except Exception as exc:  # sbatch refused (no controller, bad partition, ...)
                     submission_failed(group, exc, folder)
                     continue
@@ -315,7 +319,7 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                         time.sleep(opts.poll_s)
                 try:
                     with _stderr_to(folder / CONTROLLER_LOG, kind == "local"):
-                        running.append((spec, executor.submit(RunJob(), spec, str(root), threads)))
+                        running.append((spec, executor.submit(RunJob(), spec, str(root), threads, opts.loggers)))
                 except Exception as exc:
                     submission_failed([spec], exc, folder)
                 show()

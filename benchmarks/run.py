@@ -42,6 +42,7 @@ from benchmarks.launch import (
     resolve_executor,
     with_overrides,
 )
+from benchmarks.loggers import LOGGERS
 from odt.config import PRESETS, ConfigError, parse_assignments
 
 LOCAL_LIMIT_H = 24.0  # a local plan estimated longer than this needs --yes
@@ -91,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--parallel", type=int, default=2, help="local: runs at once (default 2)")
     g.add_argument("--threads", type=int, default=None, help="torch threads per run (default: cores / parallel locally, --cpus on Slurm)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.add_argument("--log", action="append", default=[], choices=LOGGERS,
+                   help="also write each run's curve rows live to TensorBoard (<run dir>/tensorboard/) or "
+                        "W&B (<run dir>/wandb/, offline unless WANDB_MODE is set); repeatable")
     s = p.add_argument_group("slurm (logs go to <results>/<preset>/<experiment>/_logs/)")
     s.add_argument("--partition", default=None)
     s.add_argument("--time", type=int, default=24 * 60, help="time limit per job in minutes (default 1440)")
@@ -127,7 +131,7 @@ def _options(args: argparse.Namespace) -> LaunchOptions:
         executor=args.executor, parallel=args.parallel, threads=args.threads,
         partition=args.partition, time_min=args.time, gpus=args.gpus, cpus=args.cpus,
         mem_gb=args.mem_gb, array_parallelism=args.array_parallelism, max_requeues=args.max_requeues,
-        slurm_extra=parse_assignments(args.slurm_extra, "--slurm-extra")).validate()
+        slurm_extra=parse_assignments(args.slurm_extra, "--slurm-extra"), loggers=tuple(args.log)).validate()
 
 
 def _plan(args: argparse.Namespace, preset: str) -> list[RunSpec]:
