@@ -61,7 +61,8 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
     for directory in rec.iter_run_dirs(root, preset, experiment):
         record = rec.read_record(directory) or {}
         prov_path = directory / rec.PROVENANCE
-        source = rec.read_json(prov_path).get("source") if prov_path.exists() else None
+        provenance = rec.read_json(prov_path) if prov_path.exists() else {}
+        source = provenance.get("source")
         rows.append({
             **_spec_row(directory), "status": rec.status_of(directory),
             "final_score": record.get("final_score"), "offline_score": record.get("offline_score"),
@@ -70,15 +71,23 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
             "updates": (record.get("counters") or {}).get("updates"),
             "online_samples": (record.get("counters") or {}).get("online_samples"),
             "attempts": record.get("attempts"), "error": record.get("error"),
-            "data_source": source, "path": str(directory),
+            "data_source": source, "scoring": _scoring(provenance), "path": str(directory),
         })
     columns = [*FACTORS, "overrides", "final_score", "offline_score", "final_return", "offline_return",
-               "wall_time", "updates", "online_samples", "attempts", "error", "data_source", "path"]
+               "wall_time", "updates", "online_samples", "attempts", "error", "data_source", "scoring", "path"]
     df = pd.DataFrame(rows, columns=columns)
     for c in ("final_score", "offline_score", "final_return", "offline_return", "wall_time",
               "updates", "online_samples"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
     return df.sort_values(["preset", "experiment", "run_id"], kind="stable").reset_index(drop=True)
+
+
+def _scoring(provenance: dict) -> str | None:
+    """How the run's scores were computed: a Minari dataset's own statement (normalized with its
+    metadata's reference scores, or the raw return), else D4RL's normalization."""
+    if not provenance:
+        return None
+    return provenance.get("scoring") or "D4RL normalized (100 = expert, 0 = random)"
 
 
 def score_matrix(runs: pd.DataFrame, method: str, value: str, tasks: Sequence[str]) -> np.ndarray | None:

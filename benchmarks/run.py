@@ -230,8 +230,9 @@ def _launch(args: argparse.Namespace, preset: str, specs: list[RunSpec], todo: l
     for f in report.failed:
         print(f"  FAILED {f.run_id}: {f.error}\n    log: {f.log}")
     try:
-        from benchmarks import tables
+        from benchmarks import minari_table, tables
         written = tables.write_experiment_tables(args.experiment, args.results, preset, args.tables_dir)
+        written += minari_table.write_minari_table(args.experiment, args.results, preset, args.tables_dir)
         for path in written:
             print(f"wrote {path}")
     except Exception as exc:  # tables are a convenience here; the records are the result

@@ -221,3 +221,7 @@ def test_minari_dataset_trains_through_the_runner(which, request, tmp_path, caps
         assert row["score_mean"] == pytest.approx(float(score_of(row["return_mean"])))
     if which == "antmaze":
         assert all(r["score_mean"] == pytest.approx(r["return_mean"]) for r in rows)
+    table = (tmp_path / "tables" / "table1_minari.md").read_text()  # the table states the scoring
+    assert name in table and "NOT D4RL normalized" in table
+    assert ("raw return" if which == "antmaze" else "ref_min_score=-20") in table
+    assert ("antmaze-umaze" if which == "antmaze" else "hopper-medium") in table
