@@ -127,7 +127,8 @@ class Experiment:
     variants: Callable[[str, str, str], list[tuple[str, tuple, tuple]]] = field(
         default=lambda m, d, p: [("default", (), ())])
     applies: Callable[[str, str], bool] = field(default=lambda m, d: True)
-    first_seed: int = 0  # tuning experiments start at 100: reported seeds (0-99) are never tuned on
+    first_seed: int = 0  # tuning experiments start at 100: reported seeds (0-99) are never tuned on;
+    # a protocol may start its reported seeds later (buffer_size: 10) to use seeds no earlier run used
 
 
 def _base(dataset: str, preset: str, method: str = "odt"):
@@ -225,10 +226,20 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("iql_buffer", "Protocol S4: IQL finetuned with the published buffer (online data 0.5% of it) instead of Table 1's 25k window",
                10, ("hopper-medium", "hopper-medium-replay"), ("iql",),
                variants=lambda m, d, p: [("published-buffer", _ov(online_window=0), ())]),
+    Experiment("buffer_size", "Protocol PROTOCOL-buffer-cpu.md: ODT and its no-new-data control at three replay-buffer sizes",
+               5, ("hopper-medium",), ("odt", "odt-control"), first_seed=10,
+               variants=lambda m, d, p: [(f"buffer={n}", _ov(online__buffer_size=n), ()) for n in _buffer_sizes(p)]),
     Experiment("finetune_lr", "Diagnostic: ODT finetuned at the paper's learning rate (the cpu preset floors it at 1e-3)",
                5, ("hopper-medium",), ("odt",),
                variants=lambda m, d, p: [("online.lr=paper", _ov(online__lr=_paper_lr(d)), ())]),
 ]}
+
+
+def _buffer_sizes(preset: str) -> tuple[int, ...]:
+    """The buffer protocol's sizes: the preset's own (cpu: 25, the paper's 1000 / 40), the batch's
+    /4 (250), and the paper's share of the data (1000 of D4RL hopper-medium's 2186 trajectories,
+    46%: 1200 of the generated data's 2665); the paper preset keeps its 1000 and brackets it."""
+    return (25, 250, 1200) if preset != "paper" else (250, 1000, 2000)
 
 
 def _paper_lr(dataset: str) -> float:
