@@ -162,9 +162,12 @@ class MinariSpec:
 
     @property
     def available(self) -> bool:
-        """minari is installed, the dataset is on disk and its environment's package imports."""
-        if importlib.util.find_spec("minari") is None or not self.on_disk:
+        """minari is installed and, for a dataset on disk, its environment's package imports (a
+        dataset not on disk counts as available: the runner's dataset check says how to get it)."""
+        if importlib.util.find_spec("minari") is None:
             return False
+        if not self.on_disk:
+            return True
         entry = json.loads(self.env_spec_json).get("entry_point") or ""
         module = entry.split(":")[0] if isinstance(entry, str) else ""
         return not module or importlib.util.find_spec(module.split(".")[0]) is not None
