@@ -59,27 +59,26 @@ OBS_DIM, ACT_DIM = 11, 3
 
 @dataclass(frozen=True)
 class UpdateCase:
-    """One model size to time; reference and goal figures come from issue 8."""
+    """One model size to time. The official code's times are not quoted here: they come only
+    from the alternating side-by-side sitting of ``benchmarks.perf_official``."""
 
     name: str
     embed_dim: int
     n_layers: int
     n_heads: int
     batch_size: int
-    reference_ms: tuple[float, float] | None = None  # the official ODT code on this machine
-    goal_ms: float | None = None
     reps: int | None = None  # None: PerfConfig.reps
     warmup: int | None = None  # None: PerfConfig.warmup
 
 
 CASES = {
-    "small": UpdateCase("small", 64, 2, 1, 32, reference_ms=(50.0, 57.0), goal_ms=22.0),
-    "dt-gym": UpdateCase("dt-gym", 128, 3, 1, 64, reference_ms=(200.0, 220.0), goal_ms=100.0),
-    "cpu-preset": UpdateCase("cpu-preset", 128, 3, 4, 64),
-    "paper": UpdateCase("paper", 512, 4, 4, 256, reference_ms=(7600.0, 10000.0), reps=3, warmup=1),
+    "small": UpdateCase("small", 64, 2, 1, 32),  # perf_official's "d"
+    "dt-gym": UpdateCase("dt-gym", 128, 3, 1, 64),  # perf_official's "c"
+    "cpu-preset": UpdateCase("cpu-preset", 64, 3, 4, 64),  # the cpu preset's model and batch
+    "paper": UpdateCase("paper", 512, 4, 4, 256, reps=3, warmup=1),
 }
-PAPER_GOAL_MATMUL_RATIO = 0.6
-RUN_GOAL_MINUTES = 30.0
+PAPER_GOAL_MATMUL_RATIO = 0.7  # issue 17: paper size at >= 70% of a large fp32 matmul
+RUN_GOAL_MINUTES = 6.0  # issue 17: a whole cpu-preset hopper-medium ODT run
 
 
 @dataclass
@@ -265,12 +264,6 @@ def measure_case(case: UpdateCase, pc: PerfConfig, data: Trajectories, threads: 
            # CPU-time based: at one thread, what an idle core would do (robust to other load)
            "achieved_gflops_cpu": cpu_gflops, "matmul_gflops_cpu": mm[1], "matmul_ratio_cpu": cpu_gflops / mm[1],
            "peak_rss_mib": peak_rss_mib()}
-    if case.reference_ms is not None:
-        row["reference_ms"] = list(case.reference_ms)
-        row["speedup_vs_reference"] = [r / res["update"]["median_ms"] for r in case.reference_ms]
-    if case.goal_ms is not None:
-        row["goal_ms"] = case.goal_ms
-        row["goal_met"] = res["update"]["median_ms"] <= case.goal_ms
     if case.name == "paper":
         row["goal_matmul_ratio"] = PAPER_GOAL_MATMUL_RATIO
         row["goal_met"] = row["matmul_ratio"] >= PAPER_GOAL_MATMUL_RATIO
@@ -435,17 +428,12 @@ def format_report(res: dict) -> str:
     lines = [f"ODT perf  {res['started_utc']}  {m['cpu']} ({m['logical_cpus']} CPUs)  torch {m['versions']['torch']}"
              f"  load avg {res['load_average_start'][0]:.1f} -> {res['load_average_end'][0]:.1f}", ""]
     lines.append(f"{'case':<11}{'thr':>4}{'size':>15}{'update ms':>11}{'min':>8}{'cpu ms':>8}{'sample ms':>10}"
-                 f"{'share':>7}{'GFLOP/s':>9}{'matmul':>8}{'ratio':>7}{'cpu ratio':>10}  reference / goal")
+                 f"{'share':>7}{'GFLOP/s':>9}{'matmul':>8}{'ratio':>7}{'cpu ratio':>10}  goal")
     for r in res["updates"]:
         size = f"{r['embed_dim']}/{r['n_layers']}/{r['n_heads']}/{r['batch_size']}"
         ref = ""
-        if "reference_ms" in r:
-            lo, hi = r["reference_ms"]
-            ref = f"ref {lo:g}-{hi:g} ms ({r['speedup_vs_reference'][0]:.1f}-{r['speedup_vs_reference'][1]:.1f}x)"
-        if "goal_ms" in r:
-            ref += f", goal <= {r['goal_ms']:g} ms: {'met' if r['goal_met'] else 'NOT met'}"
         if "goal_matmul_ratio" in r:
-            ref += f", goal >= {r['goal_matmul_ratio']:.0%} of matmul: {'met' if r['goal_met'] else 'NOT met'}"
+            ref = f">= {r['goal_matmul_ratio']:.0%} of matmul: {'met' if r['goal_met'] else 'NOT met'}"
         lines.append(f"{r['case']:<11}{r['threads']:>4}{size:>15}{r['update']['median_ms']:>11.1f}"
                      f"{r['update']['min_ms']:>8.1f}{r['update_cpu_ms_median']:>8.1f}{r['sample']['median_ms']:>10.2f}"
                      f"{r['sample_share']:>7.1%}{r['achieved_gflops']:>9.1f}{r['matmul_gflops']:>8.1f}"

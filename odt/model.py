@@ -31,11 +31,11 @@ def _keep_scale_cpu(shape: torch.Size, p: float) -> torch.Tensor:
     """Inverted dropout's multiplier: 1 / P(keep) where an element is kept, 0 where it is dropped.
 
     Sixteen random bits per element from torch's CPU generator: ``random_(-2**63, None)`` fills
-    an int64 with 64 uniform bits (one generator call), whose four int16 views are independent
+    an int64 with 64 uniform bits (plain ``random_()`` gives 63), whose four int16 views are independent
     uniform integers u in [-2^15, 2^15). An element is dropped when u < -2^15 + k, k = round(p *
     2^16). The keep test and the scale are float arithmetic on the exactly converted integers
     (u + 2^15 - k + 1 clamped to [0, 1] is 1 exactly when kept), which vectorises where a
-    boolean mask would not. About 2.5x cheaper than 31-bit draws compared as integers, and
+    boolean mask would not. About 2.5x cheaper than 31-bit draws compared as integers (PERF.md), and
     ``bernoulli_``'s 64-bit double per element is slower still; the same generator, so seeding
     and checkpointed RNG state decide every mask.
     """

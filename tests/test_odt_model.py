@@ -10,8 +10,8 @@ import pytest
 import torch
 from conftest import make_hopper
 
-from odt.config import ModelConfig
 import odt.model as model_module
+from odt.config import ModelConfig
 from odt.model import DecisionTransformer
 from odt.rollout import Conditioning, run_episodes
 

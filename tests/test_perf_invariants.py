@@ -213,7 +213,7 @@ def test_perf_quick_run_writes_a_complete_record(tmp_path):
     assert row["case"] == "small" and row["threads"] == 1 and row["gflop_per_update"] > 0
     assert row["sample_share"] == pytest.approx(row["sample"]["median_ms"] / row["update"]["median_ms"])
     assert row["matmul_ratio"] == pytest.approx(row["achieved_gflops"] / row["matmul_gflops"])
-    assert row["speedup_vs_reference"][0] == pytest.approx(50.0 / row["update"]["median_ms"])
+    assert "speedup_vs_reference" not in row  # official times come only from perf_official's sitting
     (ro,) = res["rollouts"]
     assert ro["eval_steps_per_episode"] == 50 and ro["eval_episodes"] == 2  # full length: no early ends
     assert [b["capacity"] for b in res["buffer_add"]] == [100, 1000]
