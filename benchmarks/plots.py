@@ -4,9 +4,9 @@ Each figure is one groupby over the tidy frame of :func:`benchmarks.aggregate.lo
 drawn with seaborn and saved as PNG and PDF next to a CSV of exactly the data it was drawn
 from, under ``<out>/<preset>/``. Learning curves put every run on a common grid of online
 samples (linear interpolation of its evaluation rows) and show the mean with a 95% bootstrap
-band over runs. A figure whose runs are missing is still written and says so on its face
-(which experiment to run, and with which command); a figure with failed or unfinished runs
-says how many.
+band over runs. A figure whose experiment has no runs is skipped (``--missing`` writes it, saying on its face
+which experiment to run and with which command); a figure with failed or unfinished runs says
+how many. Figures go next to the results they come from (:mod:`benchmarks.outputs`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from benchmarks import aggregate as agg  # noqa: E402
+from benchmarks import outputs  # noqa: E402
 from benchmarks import records as rec  # noqa: E402
 from odt.checkpoint import atomic_write_bytes  # noqa: E402
 from odt.config import PRESETS  # noqa: E402
@@ -262,7 +263,10 @@ def _save(fig: plt.Figure, data: pd.DataFrame, out: Path, name: str) -> list[Pat
     paths = []
     for fmt in ("png", "pdf"):
         buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=120, bbox_inches="tight")
+        # no creation date in the PDF: the same records give the same bytes, so a rerun of
+        # ``make plots`` leaves committed figures unchanged unless their data changed
+        meta = {"CreationDate": None} if fmt == "pdf" else {}
+        fig.savefig(buf, format=fmt, dpi=120, bbox_inches="tight", metadata=meta)
         path = out / f"{name}.{fmt}"
         atomic_write_bytes(path, buf.getvalue())
         paths.append(path)
@@ -300,10 +304,12 @@ def render(spec: Figure, df: pd.DataFrame, preset: str, out: Path) -> list[Path]
     return _save(fig, data, out, spec.name)
 
 
-def render_sampling_probabilities(preset: str, out: Path) -> list[Path]:
+def render_sampling_probabilities(preset: str, out: Path, partial: bool = True) -> list[Path]:
     """Appendix F's figure: per trajectory of each dense-reward dataset, the probability of
     being sampled proportional to its length (ODT) against proportional to its return. Drawn
-    from the datasets themselves (size ``smoke`` for the smoke preset), not from runs."""
+    from the datasets themselves (size ``smoke`` for the smoke preset), not from runs. With
+    ``partial=False`` nothing is written unless every dataset is on disk (a figure that would
+    depend on which datasets this machine happens to hold)."""
     from benchmarks.datasets import load_dataset
     from benchmarks.experiments import LOCOMOTION, TABLE1_DATASETS
     from benchmarks.job import dataset_size
@@ -314,6 +320,8 @@ def render_sampling_probabilities(preset: str, out: Path) -> list[Path]:
             traj = load_dataset(name, size=dataset_size(preset)).trajectories
         except Exception as exc:  # not on disk here: say so on the figure
             missing.append(f"{name}: {type(exc).__name__}")
+            if not partial:
+                return []
             continue
         lengths = traj.lengths.astype(float)
         returns = np.clip(traj.returns().astype(float), 0.0, None)
@@ -344,11 +352,18 @@ def render_sampling_probabilities(preset: str, out: Path) -> list[Path]:
     return _save(fig, data, out, "sampling_probabilities")
 
 
-def make_plots(root: Path | str, out: Path | str, presets: list[str] | None = None,
-               names: list[str] | None = None) -> list[Path]:
-    root, out = Path(root), Path(out)
+def make_plots(root: Path | str, out: Path | str | None = None, presets: list[str] | None = None,
+               names: list[str] | None = None, missing: bool = False) -> list[Path]:
+    """Figures of each preset (default: every preset with runs under ``root``; none if it has none)
+    under ``<out>/<preset>/`` (default ``out``: :func:`benchmarks.outputs.figures_root`).
+
+    A figure whose experiment has no run at all is skipped, and Appendix F's figure is skipped
+    unless every dataset is on disk, so that regenerating the committed figures adds no stray
+    files; ``missing=True`` writes those too, each saying on its face what is missing."""
+    root = Path(root)
+    out = Path(out) if out is not None else outputs.figures_root(root)
     if not presets:
-        presets = sorted({d.parent.parent.name for d in rec.iter_run_dirs(root)}) or ["paper"]
+        presets = sorted({d.parent.parent.name for d in rec.iter_run_dirs(root)})
     written = []
     sns.set_theme(style="whitegrid", context="paper")
     for preset in presets:
@@ -356,9 +371,11 @@ def make_plots(root: Path | str, out: Path | str, presets: list[str] | None = No
         for spec in FIGURES:
             if names and spec.name not in names:
                 continue
+            if not missing and not (df.experiment == spec.experiment).any():
+                continue
             written += render(spec, df, preset, out / preset)
         if not names or "sampling_probabilities" in names:
-            written += render_sampling_probabilities(preset, out / preset)
+            written += render_sampling_probabilities(preset, out / preset, partial=missing)
     return written
 
 
@@ -366,8 +383,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.plots", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default results/)")
-    p.add_argument("--out", type=Path, default=Path("paper_tables/figures"), help="figures go to <out>/<preset>/")
-    p.add_argument("--preset", nargs="*", default=None, help=f"presets to plot ({', '.join(PRESETS)}; default: all found)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="figures go to <out>/<preset>/ (default: paper_tables/figures/ for the repository's "
+                        "results/, else <results>/paper_tables/figures/)")
+    p.add_argument("--preset", nargs="*", default=None,
+                   help=f"presets to plot ({', '.join(PRESETS)}; default: every preset with runs under --results)")
+    p.add_argument("--missing", action="store_true",
+                   help="also write figures whose experiment has no runs (each says what to run) and Appendix F's "
+                        "figure when some datasets are not on disk")
     p.add_argument("--only", nargs="*", default=None, help="figure names: " + ", ".join(f.name for f in FIGURES))
     args = p.parse_args(argv)
     known = {f.name for f in FIGURES} | {"sampling_probabilities"}
@@ -377,8 +400,13 @@ def main(argv: list[str] | None = None) -> int:
     for preset in args.preset or ():
         if preset not in PRESETS:
             p.error(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
-    paths = make_plots(args.results, args.out, args.preset, args.only)
-    print(f"wrote {len([q for q in paths if q.suffix == '.png'])} figures (png + pdf + csv) under {args.out}")
+    out = args.out if args.out is not None else outputs.figures_root(args.results)
+    paths = make_plots(args.results, out, args.preset, args.only, args.missing)
+    if not paths:
+        print(f"no runs under {args.results}: no figures written (run an experiment first, e.g. "
+              f"python -m benchmarks.run table1 --preset smoke --seeds 1 --datasets hopper-medium)")
+        return 0
+    print(f"wrote {len([q for q in paths if q.suffix == '.png'])} figures (png + pdf + csv) under {out}")
     return 0
 
 

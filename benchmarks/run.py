@@ -24,6 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from benchmarks import outputs
 from benchmarks import records as rec
 from benchmarks.experiments import EXPERIMENTS, RunSpec, expand
 from benchmarks.launch import (
@@ -80,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a config field of every run, as in python -m odt, e.g. --set optim.lr=1e-4 "
                         "(part of each run's id, so these are other runs)")
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
-    p.add_argument("--tables-dir", type=Path, default=Path("paper_tables"), help="where tables go (default: paper_tables/)")
+    p.add_argument("--tables-dir", type=Path, default=None,
+                   help="where tables go (default: paper_tables/<preset>/ for the repository's results/, "
+                        "else <results>/paper_tables/<preset>/); tables are not rewritten when a run failed")
     p.add_argument("--dry-run", action="store_true", help="print the plan, its datasets and what is done; run nothing")
     p.add_argument("--make-datasets", action="store_true",
                    help="make the datasets the plan is missing with the forge first (can take hours: it says so)")
@@ -229,15 +232,24 @@ def _launch(args: argparse.Namespace, preset: str, specs: list[RunSpec], todo: l
           + (f", {len(report.held)} left to another live launch running them" if report.held else ""))
     for f in report.failed:
         print(f"  FAILED {f.run_id}: {f.error}\n    log: {f.log}")
+    if report.ok and not report.held:
+        _write_tables(args, preset)
+    else:
+        print("tables not rewritten: some runs of this plan are not complete (the tables on disk are unchanged)")
+    return 0 if report.ok else 1
+
+
+def _write_tables(args: argparse.Namespace, preset: str) -> None:
+    """Tables of the whole experiment (every complete record of this results root and preset)."""
+    out = args.tables_dir or outputs.tables_dir(args.results, preset)
     try:
         from benchmarks import minari_table, tables
-        written = tables.write_experiment_tables(args.experiment, args.results, preset, args.tables_dir)
-        written += minari_table.write_minari_table(args.experiment, args.results, preset, args.tables_dir)
+        written = tables.write_experiment_tables(args.experiment, args.results, preset, out)
+        written += minari_table.write_minari_table(args.experiment, args.results, preset, out)
         for path in written:
             print(f"wrote {path}")
     except Exception as exc:  # tables are a convenience here; the records are the result
-        print(f"warning: could not write tables: {type(exc).__name__}: {exc}", file=sys.stderr)
-    return 0 if report.ok else 1
+        _err(f"warning: could not write tables: {type(exc).__name__}: {exc}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Tables generated from the results tree (``paper_tables/``), in Markdown and LaTeX.
+"""Tables generated from the results tree, in Markdown and LaTeX, under ``paper_tables/<preset>/``
+(see :mod:`benchmarks.outputs` for where other results roots write).
 
 * Table 1: mean +- std (population std, ddof=0) over seeds per cell, the deltas (online minus
   offline, per method), sums per block (locomotion, AntMaze) where every row of the block has
@@ -27,8 +28,8 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks import aggregate as agg
+from benchmarks import outputs, reference
 from benchmarks import records as rec
-from benchmarks import reference
 from benchmarks.experiments import ANTMAZE, EXPERIMENTS, LOCOMOTION, TABLE1_DATASETS
 from odt.checkpoint import atomic_write_bytes
 
@@ -471,16 +472,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("experiments", nargs="*", help="experiments to tabulate (default: all with results)")
     p.add_argument("--preset", default="paper")
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT)
-    p.add_argument("--out", type=Path, default=Path("paper_tables"))
+    p.add_argument("--out", type=Path, default=None,
+                   help="default: paper_tables/<preset>/ for the repository's results/, else <results>/paper_tables/<preset>/")
     p.add_argument("--reps", type=int, default=None, help="bootstrap replications for rliable (default 2000; 200 for smoke)")
     args = p.parse_args(argv)
     names = args.experiments or sorted({d.parent.name for d in rec.iter_run_dirs(args.results, args.preset)})
     for name in names:
         if name not in EXPERIMENTS:
             p.error(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
-    paths = write_hyperparameter_tables(args.out)
+    out = args.out if args.out is not None else outputs.tables_dir(args.results, args.preset)
+    paths = write_hyperparameter_tables(outputs.outputs_root(args.results) if args.out is None else args.out)
     for name in names:
-        paths += write_experiment_tables(name, args.results, args.preset, args.out, args.reps)
+        paths += write_experiment_tables(name, args.results, args.preset, out, args.reps)
     for path in paths:
         print(f"wrote {path}")
     mismatches = hyperparameter_mismatches()

@@ -497,7 +497,7 @@ def test_shipped_external_rules_name_known_kinds_methods_and_datasets(preset):
 # ----- figures ---------------------------------------------------------------------------
 def test_every_figure_is_written_and_missing_ones_say_so(tree, tmp_path):
     out = tmp_path / "figs"
-    paths = plots.make_plots(tree, out, ["smoke"])
+    paths = plots.make_plots(tree, out, ["smoke"], missing=True)
     names = {p.stem for p in paths}
     assert names == {f.name for f in plots.FIGURES} | {"sampling_probabilities"}
     for f in plots.FIGURES:
