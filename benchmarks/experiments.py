@@ -183,6 +183,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("table1", "Table 1: DT, ODT offline/0.2m, IQL offline/0.2m, SAC 0.2m on 10 datasets",
                10, tuple(TABLE1_DATASETS), tuple(TABLE1_METHODS),
                applies=lambda m, d: m != "sac" or d in SAC_DATASETS),
+    Experiment("quickstart", "The README's first job: ODT and its no-new-data control on hopper-medium, one seed "
+               "(a Table 1 slice: ~20 min on 2 CPU cores at the cpu preset, dataset included; a demo, not a result)",
+               1, ("hopper-medium",), ("odt", "odt-control")),
     Experiment("table_rtg", "Appendix D: exploration RTG g_online = 2 g* against g*",
                10, tuple(TABLE1_DATASETS), ("odt",), variants=_table_rtg_variants),
     Experiment("stoch_vs_det", "Fig. 4: stochastic ODT against a deterministic head, small and large model",
