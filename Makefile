@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test lint plots perf clean
+.PHONY: install test lint plots perf mutation clean
 
 install:  ## create .venv and install the project with CPU torch and dev tools
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ plots:  ## regenerate every figure from results/
 
 perf:  ## speed and memory benchmarks (prints a table, writes JSON)
 	$(BIN)/python -m benchmarks.perf
+
+mutation:  ## mutation testing of the core (hours: not in CI; MODULES="odt.relabel ..." for some) -> tests/MUTATION.md
+	$(BIN)/pip install -c constraints-cpu.txt -e '.[dev,mutation]'
+	$(BIN)/python scripts/mutation.py run $(MODULES)
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -251,6 +251,30 @@ def test_sec22_commanded_rtg_equals_relabeled_rtg_when_the_command_is_the_achiev
     np.testing.assert_allclose(commanded_returns_to_go(100.0, rewards) - relabeled, 100.0 - achieved, rtol=1e-6)
 
 
+def test_rtg_tokens_are_float32_roundings_of_exact_sums_over_long_trajectories():
+    """The model reads float32 RTG tokens (Sec. 2.1's g_t); each must be the float32 rounding of
+    the exact suffix sum, not a float32 running sum, whose error grows with the trajectory. The
+    reference sums the rewards from the end (a reversed float64 cumulative sum), not the code's
+    prefix differences. Also: no trajectory in, no token out; tokens are float32 in both modes."""
+    rng = np.random.default_rng(4)
+    lengths = np.array([30_000, 5, 20_000])
+    rewards = rng.uniform(0.0, 5.0, size=lengths.sum()).astype(np.float32)
+    expected, start = [], 0
+    for n in lengths:
+        r = rewards[start:start + n].astype(np.float64)
+        expected.append(np.cumsum(r[::-1])[::-1])
+        start += n
+    expected = np.concatenate(expected).astype(np.float32)
+    got = returns_to_go(rewards, lengths)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=2 ** -22, atol=0)  # at most about one float32 ulp
+    commanded = commanded_returns_to_go(float(rewards[:30_000].astype(np.float64).sum()), rewards[:30_000])
+    assert commanded.dtype == np.float32
+    np.testing.assert_allclose(commanded, expected[:30_000], rtol=2 ** -22, atol=1e-6)
+    empty = returns_to_go(np.zeros(0, np.float32), np.zeros(0, np.int64))
+    assert empty.shape == (0,) and empty.dtype == np.float32
+
+
 # ===== Sampling: Alg. 2 line 2 and Alg. 3 (odt/sampling.py) ==================================
 def test_alg2_line2_trajectory_probability_is_length_over_total_length():
     """p(tau) = |tau| / sum |tau|, not 1 / (number of trajectories)."""
