@@ -228,6 +228,33 @@ def draw_control(df, fig):
     return _curves(pair, fig, hue="method", facet="dataset")
 
 
+def draw_buffer_size(df, fig):
+    """The buffer protocol (PROTOCOL-buffer-cpu.md): final score of ODT and its control at each
+    buffer size (left), and ODT minus control paired by seed (right; the protocol's B1), each
+    seed a dot, the mean with its 95% bootstrap interval, and the protocol's [-3, +3] band."""
+    e = evals(df[df.method.isin(["odt", "odt-control"])])
+    y = _y(e)
+    last = e.sort_values("step").groupby("run_id").tail(1)[["run_id", "method", "seed", "variant", y]]
+    order = _order(last.variant)
+    left, right = fig.subplots(1, 2)
+    sns.pointplot(last, x="variant", y=y, hue="method", order=order, hue_order=["odt", "odt-control"],
+                  errorbar=BAND, dodge=0.3, linestyle="none", ax=left, **BOOT)
+    sns.stripplot(last, x="variant", y=y, hue="method", order=order, hue_order=["odt", "odt-control"],
+                  dodge=True, alpha=0.4, legend=False, ax=left)
+    left.set_ylabel("final normalized return")
+    left.set_xlabel("replay buffer (trajectories)")
+    wide = last.pivot_table(index=["variant", "seed"], columns="method", values=y).dropna().reset_index()
+    wide["odt_minus_control"] = wide["odt"] - wide["odt-control"]
+    right.axhspan(-3, 3, color="grey", alpha=0.15, lw=0)
+    right.axhline(0, color="grey", lw=0.8)
+    sns.pointplot(wide, x="variant", y="odt_minus_control", order=order, errorbar=BAND, linestyle="none",
+                  color="black", ax=right, **BOOT)
+    sns.stripplot(wide, x="variant", y="odt_minus_control", order=order, alpha=0.5, ax=right)
+    right.set_ylabel("ODT − control, paired by seed (B1)")
+    right.set_xlabel("replay buffer (trajectories)")
+    return wide
+
+
 def draw_offline_curve(df, fig):
     """IQL's offline score against its updates (the cpu preset's tuning curve)."""
     return _curves(df, fig, hue="dataset", x="updates")
@@ -240,6 +267,7 @@ def draw_stability(df, fig):
 FIGURES = [
     Figure("learning_curves", "table1", "Table 1 runs: normalized return during online finetuning", draw_learning_curves, (14, 3.5)),
     Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning", draw_control, (10, 4)),
+    Figure("buffer_size", "buffer_size", "Protocol PROTOCOL-buffer-cpu.md: what online data adds at three buffer sizes (hopper-medium)", draw_buffer_size, (11, 4)),
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium, return, NLL, entropy and lambda", draw_convergence, (14, 3.5)),
     Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)", draw_stoch, (10, 4)),

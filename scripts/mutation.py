@@ -119,7 +119,7 @@ def write_report(modules: list[str] | None = None) -> Path:
         "## Survivors",
         "",
     ]
-    for module, name, status, diff in survivors:
+    for _module, name, status, diff in survivors:
         why = explained.get(name, "UNEXPLAINED: needs a test or a reason")
         text += [f"### `{name}` ({status})", "", "```diff", diff, "```", "", why, ""]
     REPORT.write_text("\n".join(text).rstrip() + "\n")
