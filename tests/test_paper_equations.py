@@ -35,7 +35,7 @@ from baselines.sac import SACAgent, sac_config
 from odt.buffer import TrajectoryBuffer
 from odt.config import make_config
 from odt.lamb import Lamb
-from odt.objective import stochastic_policy_loss, temperature_loss
+from odt.objective import deterministic_policy_loss, masked_mean, stochastic_policy_loss, temperature_loss
 from odt.policy import (
     DeterministicHead,
     GaussianHead,
@@ -608,3 +608,51 @@ def test_sac_update_target_actor_and_temperature_by_hand(target_entropy):
     assert agent.log_alpha.item() == pytest.approx(expected_log_alpha, abs=1e-6)
     assert (agent.alpha > alpha) == (entropy < target_entropy)
     agent.close()
+
+
+# ===== Gaps found by mutation testing (tests/MUTATION.md), each from a definition ================
+def test_eq5_average_over_valid_positions_with_one_or_none_valid():
+    """The 1/K average of eq. 5 runs over the valid (unpadded) positions only: with one valid
+    position it is that position's value; with none it is 0, not NaN."""
+    values = torch.tensor([[4.0, -7.0, 9.0], [1.5, 2.5, 3.5]])
+    one = torch.tensor([[False, False, False], [False, True, False]])
+    assert masked_mean(values, one).item() == 2.5
+    assert masked_mean(values, torch.zeros_like(one)).item() == 0.0
+
+
+def test_dt_loss_is_the_mean_squared_action_error_with_no_entropy_term():
+    """DT's objective (Sec. 2.2): the squared error of the predicted actions averaged over the
+    valid positions and action entries; it has no entropy term, reported as a zero tensor."""
+    predicted = torch.tensor([[[1.0, 2.0], [0.0, 0.0]], [[3.0, -1.0], [5.0, 5.0]]])
+    actions = torch.tensor([[[0.0, 0.0], [9.0, 9.0]], [[1.0, 1.0], [5.0, 4.0]]])
+    mask = torch.tensor([[True, False], [True, True]])
+    # valid positions: (1^2+2^2)/2 = 2.5, (2^2+2^2)/2 = 4, (0+1)/2 = 0.5 -> mean 7/3
+    terms = deterministic_policy_loss(predicted, actions, mask)
+    assert terms.loss.item() == pytest.approx(7.0 / 3.0)
+    assert isinstance(terms.entropy, torch.Tensor) and terms.entropy.shape == () and terms.entropy.item() == 0.0
+
+
+def test_alg3_padded_positions_carry_timestep_zero_and_real_ones_their_step_in_the_episode():
+    """What the batch feeds the model: a window that runs past its trajectory's end is padded,
+    and padded positions carry timestep 0 (the official code's padding); real positions carry
+    their step index within the episode."""
+    lengths = np.array([2, 3])
+    starts = np.array([0, 2])
+    windows = sample_windows(np.random.default_rng(0), starts, lengths, np.array([0.5, 0.5]), 64, 6)
+    assert (~windows.mask).any(axis=1).all()  # K = 6 exceeds every trajectory
+    assert (windows.timesteps[~windows.mask] == 0).all()
+    traj = (windows.flat[:, :1] >= 2).astype(int)  # which trajectory each window came from
+    np.testing.assert_array_equal(windows.timesteps[windows.mask], (windows.flat - starts[traj])[windows.mask])
+
+
+def test_appendix_f_return_proportional_sampling():
+    """Appendix F's alternative: p(tau) proportional to its return, shifted so the lowest
+    return (or 0, if all are positive) gets a tiny positive weight; no returns, a clear error."""
+    eps = 1e-6
+    for returns, shifted in (([0.0, 1.0, 3.0], [0.0, 1.0, 3.0]), ([-2.0, 1.0, 3.0], [0.0, 3.0, 5.0])):
+        weights = np.array(shifted) + eps
+        p = trajectory_probabilities(np.array([5, 5, 5]), np.array(returns), strategy="return")
+        np.testing.assert_allclose(p, weights / weights.sum(), rtol=1e-12)
+        assert (p > 0).all()
+    with pytest.raises(ValueError, match="return-proportional sampling needs the trajectory returns"):
+        trajectory_probabilities(np.array([5, 5]), None, strategy="return")
