@@ -254,3 +254,24 @@ def test_stale_smoke_cache_is_rebuilt(tmp_path):
     again = load_dataset("walker2d-medium", size="smoke", data_dir=tmp_path)
     assert again.provenance["card"]["env_kwargs"] == {"xml_file": "walker2d.xml"}
     assert again.trajectories.num_steps == first.trajectories.num_steps
+
+
+def test_content_digest_names_the_data_not_the_file(tmp_path):
+    """Two makes of the same data differ in their bytes (the card's creation time) but not in
+    their steps: provenance's content_sha256 agrees where the file's sha256 does not, and one
+    changed reward changes it."""
+    import copy
+
+    from benchmarks.datasets.loading import _load_hdf5, content_sha256
+    from benchmarks.datasets.registry import get_spec
+
+    spec = get_spec("hopper-medium")
+    traj = _traj(np.random.default_rng(5))
+    write_d4rl(tmp_path / "a.hdf5", to_arrays(traj), {"created": "2026-11-23T00:00:00Z"})
+    write_d4rl(tmp_path / "b.hdf5", to_arrays(traj), {"created": "2026-11-24T00:00:00Z"})
+    a, b = (_load_hdf5(spec, tmp_path / f"{n}.hdf5", "generated").provenance for n in ("a", "b"))
+    assert a["sha256"] != b["sha256"]
+    assert a["content_sha256"] == b["content_sha256"] == content_sha256(traj)
+    changed = copy.deepcopy(traj)
+    changed.rewards[7] += np.float32(1e-3)
+    assert content_sha256(changed) != content_sha256(traj)

@@ -35,7 +35,12 @@ from baselines.sac import SACAgent, sac_config
 from odt.buffer import TrajectoryBuffer
 from odt.config import make_config
 from odt.lamb import Lamb
-from odt.objective import deterministic_policy_loss, masked_mean, stochastic_policy_loss, temperature_loss
+from odt.objective import (
+    deterministic_policy_loss,
+    masked_mean,
+    stochastic_policy_loss,
+    temperature_loss,
+)
 from odt.policy import (
     DeterministicHead,
     GaussianHead,

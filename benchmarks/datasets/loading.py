@@ -84,6 +84,18 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def content_sha256(traj: Trajectories) -> str:
+    """sha256 of the data itself (every array with its dtype and shape, in a fixed order), so two
+    files holding the same steps agree even when their bytes differ (an hdf5's card carries its
+    creation time; the file's own sha256 changes with every make)."""
+    h = hashlib.sha256()
+    for name in ("observations", "actions", "rewards", "lengths", "terminated"):
+        a = np.ascontiguousarray(getattr(traj, name))
+        h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 # ----- the API --------------------------------------------------------------------------------
 def load_dataset(name: str, size: str = "full", data_dir: str | os.PathLike | None = None,
                  source: str = "auto") -> LoadedDataset:
@@ -212,7 +224,7 @@ def _load_hdf5(spec: DatasetSpec, path: Path, source: str, digest: bool = True) 
     data = read_d4rl(path)
     traj, nxt = data.trajectories, data.next_observations
     provenance = dict(source=source, name=spec.name, path=str(path), sha256=_sha256(path) if digest else None,
-                      steps=traj.num_steps, trajectories=len(traj),
+                      content_sha256=content_sha256(traj) if digest else None, steps=traj.num_steps, trajectories=len(traj),
                       dropped_tail_steps=data.dropped_tail_steps, env_id=spec.env_id,
                       env_kwargs=dict(spec.env_kwargs), reference=[spec.ref_min_score, spec.ref_max_score])
     if "card" in data.metadata:
