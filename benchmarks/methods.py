@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -133,8 +134,9 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         cfg = method_config(args.method, args.dataset, args.preset, args.seed, parse_assignments(args.set))
         loaded = load_dataset(args.dataset, size=args.size or dataset_size(args.preset))
-    except (ConfigError, ValueError, FileNotFoundError) as exc:  # bad names, values, files
-        raise SystemExit(f"error: {exc}") from None
+    except (ConfigError, ValueError, FileNotFoundError) as exc:  # bad names, values, files: exit 2, as the other CLIs
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     agent = build_agent(args.method, cfg, loaded.trajectories, loaded.spec.make_env, loaded.score_fn)
     start = time.perf_counter()
     try:

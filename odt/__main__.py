@@ -67,7 +67,14 @@ def _env_factory(env_id: str):
 
 
 def _table_row(args: argparse.Namespace) -> str:
-    return args.table_row or ("hopper-medium" if args.dataset == "random" else args.dataset)
+    """The paper's hyperparameter row: --table-row, else the dataset's own (a Minari dataset uses
+    the row of its environment family and level, e.g. minari:mujoco/hopper/medium-v0 -> hopper-medium)."""
+    if args.table_row:
+        return args.table_row
+    if args.dataset == "random":
+        return "hopper-medium"
+    from benchmarks.datasets.minari_spec import hyperparameter_dataset
+    return hyperparameter_dataset(args.dataset)
 
 
 def _load_data(args: argparse.Namespace):

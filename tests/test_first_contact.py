@@ -321,3 +321,19 @@ def test_old_records_with_absolute_log_paths_still_read(tmp_path):
     assert rec.resolve_log(tmp_path, "/old/host/1_0_log.err") == Path("/old/host/1_0_log.err")
     assert launch_mod._failure(tmp_path, spec, RuntimeError("x"), None).log == "/old/host/1_0_log.err"
     assert rec.resolve_log(tmp_path, None) is None
+
+
+def test_methods_cli_refuses_a_bad_name_with_exit_code_2(capsys):
+    from benchmarks.methods import main as methods_main
+    with pytest.raises(SystemExit) as exit_:
+        methods_main(["nosuch", "hopper-medium", "--preset", "smoke"])
+    assert exit_.value.code == 2  # usage/config errors are 2 in every CLI
+    assert "unknown method 'nosuch'" in capsys.readouterr().err
+
+
+def test_odt_cli_takes_a_minari_name_to_its_family_row_and_says_how_to_get_the_data(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    assert odt_main(["--dataset", "minari:mujoco/hopper/medium-v0", "--preset", "smoke"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown dataset" not in err  # the config step took hopper-medium's row
+    assert "minari download mujoco/hopper/medium-v0" in err
