@@ -189,11 +189,17 @@ RANDOM_POLICY_SCORES = {"hopper": 1.16, "walker2d": -0.01, "halfcheetah": -0.04,
                         "antmaze": 0.0}  # AntMaze: a random ant never reaches the goal cell
 
 
-def random_policy_score(dataset: str) -> float:
-    """The score a method must beat on ``dataset``: max(D4RL's random policy, ours measured)."""
+def random_policy_score(dataset: str) -> float | None:
+    """The score a method must beat on ``dataset``: max(D4RL's random policy, ours measured).
+    A Minari dataset with reference scores in its metadata: 0, its own normalisation's random
+    reference (our measurements use D4RL's references, so they do not carry over); without
+    reference scores (raw returns): None, no random-policy reference is known."""
+    from benchmarks.datasets.minari_spec import MinariSpec
     from benchmarks.datasets.registry import get_spec
 
     spec = get_spec(dataset)
+    if isinstance(spec, MinariSpec):
+        return 0.0 if spec.has_reference else None
     d4rl_random = float(spec.score_fn(spec.ref_min_score))  # 0 by the normalisation's definition
     return max(d4rl_random, RANDOM_POLICY_SCORES.get(spec.family, d4rl_random))
 
@@ -413,6 +419,10 @@ def _beats_random(rule: dict, runs: list[RunFiles]) -> list[Finding]:
             floor = random_policy_score(dataset)
         except Exception as exc:  # noqa: BLE001 - an unknown dataset
             out.append(_ext(False, f"{method} {dataset}: no random-policy reference ({exc})"))
+            continue
+        if floor is None:  # raw-return scores: nothing to compare with, said so, not failed
+            out.append(_ext(True, f"{method} {dataset}: skipped, scored by raw return (no reference scores), "
+                                  f"so no random-policy floor is known"))
             continue
         text = (f"{method} {dataset} {metric} = {v:.3f} (mean of {len(cell)} runs) vs random policy "
                 f"{floor:.2f} + margin {margin:g}")

@@ -451,6 +451,15 @@ def test_duplicated_evaluations_and_card_ranges(tmp_path):
     assert any(f.ok and "hopper-medium" in f.text and "skipped, no dataset card" in f.text for f in found)
 
 
+def test_a_minari_dataset_scored_by_raw_return_has_no_random_floor_and_is_skipped(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))  # no metadata: no reference scores
+    name = "minari:mujoco/hopper/medium-v0"
+    assert check.random_policy_score(name) is None
+    run = check.RunFiles(tmp_path, {"method": "odt", "dataset": name}, {"final_score": 1234.5}, None, None)
+    (finding,) = check._beats_random({"metric": "final_score"}, [run])
+    assert finding.ok and "skipped, scored by raw return" in finding.text and "nan" not in finding.text
+
+
 def test_random_policy_floor_comes_from_the_d4rl_reference_and_a_measurement():
     from benchmarks.datasets.registry import get_spec
     hopper = get_spec("hopper-medium")
