@@ -23,8 +23,10 @@ from torch.optim import Optimizer
 
 
 class Lamb(Optimizer):
-    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-6, weight_decay: float = 0.0, always_adapt: bool = False):
+    def __init__(self, params, *, lr: float, weight_decay: float, eps: float,
+                 betas: tuple[float, float] = (0.9, 0.999), always_adapt: bool = False):
+        """``lr``, ``weight_decay`` and ``eps`` have no defaults: every run states them (the paper's
+        tables give lr and weight decay; the official code passes eps=1e-8)."""
         if lr <= 0:
             raise ValueError(f"lr={lr} must be > 0")
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):

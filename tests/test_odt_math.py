@@ -223,4 +223,55 @@ def test_lamb_without_weight_decay_is_adam_unless_always_adapt(always_adapt):
 
 def test_lamb_rejects_bad_hyperparameters():
     with pytest.raises(ValueError, match="lr"):
-        Lamb([torch.zeros(1, requires_grad=True)], lr=0.0)
+        Lamb([torch.zeros(1, requires_grad=True)], lr=0.0, weight_decay=0.0, eps=1e-8)
+
+
+# ----- LAMB: found by mutation testing (tests/MUTATION.md) --------------------------------------
+def _lamb(**kw):
+    args = dict(lr=1e-3, weight_decay=0.0, eps=1e-8)
+    return Lamb([torch.zeros(2, requires_grad=True)], **{**args, **kw})
+
+
+@pytest.mark.parametrize("betas", [(0.0, 0.0), (0.0, 0.999), (0.9, 0.0), (0.999999, 0.999999)])
+def test_lamb_accepts_betas_in_the_half_open_unit_interval(betas):
+    assert _lamb(betas=betas).param_groups[0]["betas"] == betas
+
+
+@pytest.mark.parametrize("betas", [(1.0, 0.5), (0.5, 1.0), (1.5, 0.5), (0.5, 1.5), (-0.1, 0.5), (0.5, -0.1)])
+def test_lamb_rejects_each_beta_outside_the_half_open_unit_interval(betas):
+    with pytest.raises(ValueError, match=r"^betas=\(.*\) must be in \[0, 1\)$"):
+        _lamb(betas=betas)
+
+
+def test_lamb_accepts_zero_weight_decay_and_rejects_negative():
+    _lamb(weight_decay=0.0)
+    with pytest.raises(ValueError, match="^weight_decay=-0.1 must be >= 0$"):
+        _lamb(weight_decay=-0.1)
+
+
+def test_lamb_trust_ratio_is_one_when_the_update_is_zero():
+    """phi(||w||) / ||r|| with ||r|| = 0 (zero gradient, no decay) is taken as 1, so the step is
+    the (zero) update itself, not 0 / 0."""
+    w = torch.tensor([3.0, -4.0], requires_grad=True)
+    opt = Lamb([w], lr=0.1, weight_decay=0.0, eps=1e-8, always_adapt=True)
+    w.grad = torch.zeros(2)
+    opt.step()
+    assert torch.equal(w.detach(), torch.tensor([3.0, -4.0]))
+
+
+def test_odt_optimises_with_lamb_at_the_official_betas_and_eps():
+    """The official code: timm's Lamb with its default betas (0.9, 0.999), eps 1e-8, the paper's
+    learning rate and weight decay."""
+    from odt.config import make_config
+    from odt.train import ODTTrainer
+
+    import gymnasium as gym
+
+    cfg = make_config("hopper-medium", "online", "smoke", {"seed": 0})
+    trainer = ODTTrainer(cfg, toy_trajectories([30, 40], obs_dim=11, act_dim=3), lambda: gym.make("Hopper-v5"),
+                         progress=False)
+    group = trainer.optimizer.param_groups[0]
+    assert isinstance(trainer.optimizer, Lamb)
+    assert (group["betas"], group["eps"]) == ((0.9, 0.999), 1e-8)
+    assert (group["initial_lr"], group["weight_decay"]) == (cfg.optim.lr, cfg.optim.weight_decay)
+    trainer.close()

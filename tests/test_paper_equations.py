@@ -659,5 +659,5 @@ def test_appendix_f_return_proportional_sampling():
         p = trajectory_probabilities(np.array([5, 5, 5]), np.array(returns), strategy="return")
         np.testing.assert_allclose(p, weights / weights.sum(), rtol=1e-12)
         assert (p > 0).all()
-    with pytest.raises(ValueError, match="return-proportional sampling needs the trajectory returns"):
+    with pytest.raises(ValueError, match="^return-proportional sampling needs the trajectory returns$"):
         trajectory_probabilities(np.array([5, 5]), None, strategy="return")
