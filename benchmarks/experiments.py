@@ -162,10 +162,13 @@ G_EVAL_MULTIPLES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 
 
 def _lr_wd_grid(extra_name: str, values: Sequence[Any], label: Callable[[Any], str]):
+    """Figs. 9-10's grid: learning rate {1e-4, 1e-3} x weight decay {1e-4, the dataset's Table C.4
+    value}, so the paper's own finetuning cell (ant-medium-replay 1e-4 / 5e-4, walker2d-medium
+    1e-3 / 1e-3) is always in it. The paper's text does not list the grid (its figures do)."""
     def variants(m: str, d: str, p: str):
         out = []
         for lr in (1e-4, 1e-3):
-            for wd in (1e-4, 5e-4):
+            for wd in sorted({1e-4, _paper_wd(d)}):
                 for v in values:
                     # one rate for pretraining and finetuning, as in the paper (the cpu preset
                     # would otherwise finetune at its own online.lr)
@@ -249,6 +252,12 @@ def _paper_lr(dataset: str) -> float:
     from benchmarks.datasets.minari_spec import hyperparameter_dataset
     from odt.config import make_config
     return make_config(hyperparameter_dataset(dataset), "online", "paper").optim.lr
+
+
+def _paper_wd(dataset: str) -> float:
+    from benchmarks.datasets.minari_spec import hyperparameter_dataset
+    from odt.config import make_config
+    return make_config(hyperparameter_dataset(dataset), "online", "paper").optim.weight_decay
 
 
 def _check_names(kind: str, given: Sequence[str] | None, valid: Sequence[str]) -> None:

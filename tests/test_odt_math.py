@@ -262,10 +262,10 @@ def test_lamb_trust_ratio_is_one_when_the_update_is_zero():
 def test_odt_optimises_with_lamb_at_the_official_betas_and_eps():
     """The official code: timm's Lamb with its default betas (0.9, 0.999), eps 1e-8, the paper's
     learning rate and weight decay."""
+    import gymnasium as gym
+
     from odt.config import make_config
     from odt.train import ODTTrainer
-
-    import gymnasium as gym
 
     cfg = make_config("hopper-medium", "online", "smoke", {"seed": 0})
     trainer = ODTTrainer(cfg, toy_trajectories([30, 40], obs_dim=11, act_dim=3), lambda: gym.make("Hopper-v5"),

@@ -291,3 +291,15 @@ def test_slurm_jobs_larger_than_every_node_are_refused_before_submission(monkeyp
     assert launch_mod.largest_node_cpus(None) is None  # unknown: submission goes ahead
     with pytest.raises(ConfigError, match="max_requeues"):
         LaunchOptions(max_requeues=-1).validate()
+
+
+@pytest.mark.parametrize("experiment,dataset,cell", [
+    ("eval_context", "ant-medium-replay", "lr=0.0001,wd=0.0005"),   # Table C.4's finetuning cell
+    ("pos_embedding", "walker2d-medium", "lr=0.001,wd=0.001")])
+def test_lr_wd_grids_contain_the_papers_own_cell(experiment, dataset, cell):
+    specs = expand(experiment, "cpu", 1)
+    settings = {s.variant.split(",", 1)[1] for s in specs if s.dataset == dataset}
+    assert cell in settings and len(settings) == 4
+    for s in specs:  # one rate for pretraining and finetuning, the grid's weight decay applied
+        o = dict(s.overrides)
+        assert o["optim.lr"] == o["online.lr"] and f"wd={o['optim.weight_decay']:g}" in s.variant
