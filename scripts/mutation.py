@@ -8,7 +8,11 @@ with its diff and either the reason it is equivalent (from ``tests/mutation_equi
 written by hand after reading the diff) or "UNEXPLAINED".
 
     python scripts/mutation.py run [MODULE ...]   # mutate and test (hours for everything; resumable)
-    python scripts/mutation.py report            # tests/MUTATION.md from mutants/ as it is
+    python scripts/mutation.py report            # merge mutants/ into the stored results, write the report
+
+Each module's result is stored in ``tests/mutation_results.json`` with the code version it ran
+on; a run replaces the rows of the modules it ran and keeps the others, so modules can be run
+in different sessions (``mutants/`` does not outlive a machine).
 
 mutmut copies the sources into ``mutants/`` (git-ignored) and runs the tests there; leave the
 checkout unchanged while it runs, or run it in another worktree with this venv's python
@@ -29,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 REPORT = REPO / "tests" / "MUTATION.md"
 EQUIVALENT = REPO / "tests" / "mutation_equivalent.json"
+RESULTS = REPO / "tests" / "mutation_results.json"
 TARGET = 0.90
 
 # module -> mutant-name globs (mutmut names methods x<U+01C1>Class<U+01C1>method__mutmut_N)
@@ -88,55 +93,82 @@ def diff_of(name: str) -> str:
     return "\n".join(x for x in lines if x[:1] in "+-" and not x.startswith(("+++", "---")))
 
 
-def write_report() -> Path:
-    """The report of every module in SCOPE, from mutmut's results as they are (modules not run
-    yet show as such)."""
-    explained: dict[str, str] = json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
-    rows, survivors = [], []
-    by_module: dict[str, Counter] = {m: Counter() for m in SCOPE}
-    for name, status in sorted(statuses().items()):
+def results_from_mutmut() -> dict[str, dict]:
+    """Per module that mutmut has run (any mutant checked): its counts with mutmut's own statuses
+    and every survivor with its diff. Modules whose mutants are all 'not checked' are left out,
+    so a run of some modules never erases the stored results of the others."""
+    found: dict[str, dict[str, str]] = {m: {} for m in SCOPE}
+    for name, status in statuses().items():
         module = in_scope(name)
-        if module is None:
+        if module is not None:
+            found[module][name] = status
+    out = {}
+    for module, names in found.items():
+        counts = Counter(names.values())
+        if not names or counts["not checked"] == len(names):
             continue
-        if status == "survived" and name in explained:
-            status = "equivalent"
-        by_module[module][status] += 1
-        if status in ("survived", "equivalent"):
-            survivors.append((module, name, status, diff_of(name)))
-    for module, c in by_module.items():
-        if not c:
-            continue
-        judged = c["killed"] + c["survived"] + c["timeout"]
-        score = c["killed"] + c["timeout"]
-        pct = f"{100 * score / judged:.1f}%" if judged else "-"
-        if c["not checked"] == sum(c.values()):
-            pct, ok = "-", "not run yet"
-        else:
-            ok = "yes" if judged and score / judged >= TARGET and not c["not checked"] else "no"
-        rows.append(f"| `{module}` | {sum(c.values())} | {c['killed']} | {c['timeout']} | {c['survived']} | "
-                    f"{c['equivalent']} | {c['no tests']} | {c['not checked']} | {pct} | {ok} |")
+        out[module] = dict(
+            code=_head(), written=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            counts=dict(sorted(counts.items())),
+            survivors={n: diff_of(n) for n, st in sorted(names.items()) if st == "survived"})
+    return out
+
+
+def merge_results(stored: dict[str, dict], fresh: dict[str, dict]) -> dict[str, dict]:
+    """Stored per-module results with the freshly run modules replacing theirs whole."""
+    return {m: fresh.get(m, stored.get(m)) for m in SCOPE if m in fresh or m in stored}
+
+
+def module_row(module: str, result: dict | None, explained: dict[str, str]) -> str:
+    """One table row; survivors with a reason in ``explained`` count as equivalent."""
+    if result is None:
+        return f"| `{module}` | - | - | - | - | - | - | - | - | not run yet | - |"
+    c = Counter(result["counts"])
+    equivalent = sum(1 for n in result["survivors"] if n in explained)
+    survived = c["survived"] - equivalent
+    judged = c["killed"] + c["timeout"] + survived
+    score = c["killed"] + c["timeout"]
+    pct = f"{100 * score / judged:.1f}%" if judged else "-"
+    ok = "yes" if judged and score / judged >= TARGET and not c["not checked"] else "no"
+    return (f"| `{module}` | {sum(c.values())} | {c['killed']} | {c['timeout']} | {survived} | {equivalent} | "
+            f"{c['no tests']} | {c['not checked']} | {pct} | {ok} | {result['code']} |")
+
+
+def render_report(results: dict[str, dict], explained: dict[str, str]) -> str:
     text = [
         "# Mutation testing of the algorithm core (`make mutation`)",
         "",
-        "Generated by `scripts/mutation.py report` from mutmut's results; do not edit by hand.",
-        f"Code: {_head()}; written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
-        "Score = (killed + timeout) / (killed + timeout + survived): equivalent mutants (a reason",
-        "for each below, from `tests/mutation_equivalent.json`) and mutants no in-scope test",
+        "Generated by `scripts/mutation.py report` from `tests/mutation_results.json` (each module's",
+        "result from the mutmut run that last covered it, with the code version it ran on); do not",
+        "edit by hand. Score = (killed + timeout) / (killed + timeout + survived): equivalent mutants",
+        "(a reason for each below, from `tests/mutation_equivalent.json`) and mutants no in-scope test",
         f"reaches (`no tests`) are left out of it. Target: >= {TARGET:.0%} per module. The fixed-seed",
         "loss snapshot (`tests/test_perf_invariants.py`) is not among the tests, so no kill here",
-        "rests on it. `not checked`: mutants not run yet (the module counts as not done).",
+        "rests on it. `not checked`: mutants of a run that stopped early (the module counts as not done).",
         "",
-        "| module | mutants | killed | timeout | survived | equivalent | no tests | not checked | score | >= 90% |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        *rows,
+        "| module | mutants | killed | timeout | survived | equivalent | no tests | not checked | score | >= 90% | code |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *(module_row(m, results.get(m), explained) for m in SCOPE),
         "",
         "## Survivors",
         "",
     ]
-    for _module, name, status, diff in survivors:
-        why = explained.get(name, "UNEXPLAINED: needs a test or a reason")
-        text += [f"### `{name}` ({status})", "", "```diff", diff, "```", "", why, ""]
-    REPORT.write_text("\n".join(text).rstrip() + "\n")
+    for module in SCOPE:
+        for name, diff in (results.get(module) or {}).get("survivors", {}).items():
+            status = "equivalent" if name in explained else "survived"
+            why = explained.get(name, "UNEXPLAINED: needs a test or a reason")
+            text += [f"### `{name}` ({status})", "", "```diff", diff, "```", "", why, ""]
+    return "\n".join(text).rstrip() + "\n"
+
+
+def write_report(fresh: dict[str, dict] | None = None) -> Path:
+    """Merge mutmut's results (``fresh``, default: read from mutants/) into the stored ones and
+    write the report of every module in SCOPE."""
+    explained: dict[str, str] = json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
+    stored = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results = merge_results(stored, results_from_mutmut() if fresh is None else fresh)
+    RESULTS.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    REPORT.write_text(render_report(results, explained))
     return REPORT
 
 
