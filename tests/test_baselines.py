@@ -3,6 +3,7 @@ small problem, and DT's configuration."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import gymnasium as gym
@@ -11,7 +12,8 @@ import pytest
 import torch
 from conftest import make_hopper
 
-from baselines.dt import dt_config
+import baselines.dt as dt_module
+from baselines.dt import dt_agent, dt_config
 from baselines.iql import (
     TransitionBuffer,
     awr_weights,
@@ -156,8 +158,10 @@ def test_dt_config_is_the_original_gym_setting():
     m, o = cfg.model, cfg.optim
     assert (m.stochastic, m.embed_dim, m.n_layers, m.n_heads, m.context_len, m.eval_context_len) == (False, 128, 3, 1, 20, 20)
     assert m.positional_embedding and m.activation == "relu" and m.dropout == 0.1
-    assert (o.optimizer, o.lr, o.weight_decay, o.warmup_steps, o.batch_size) == ("adamw", 1e-4, 1e-4, 10_000, 64)
+    assert (o.optimizer, o.lr, o.weight_decay, o.warmup_steps, o.batch_size, o.grad_clip) == ("adamw", 1e-4, 1e-4, 10_000, 64, 0.25)
     assert (cfg.pretrain_updates, cfg.rtg_scale, cfg.g_eval, cfg.online.online_samples) == (100_000, 1000.0, 6000.0, 0)
+    assert cfg.eval_every_updates == 10_000  # DT's 10 iterations of 1e4 updates, evaluated after each
+    assert dt_config("hopper-medium").seed == 0 and dt_config("hopper-medium", seed=3).seed == 3
     assert dt_config("hopper-medium").g_eval == 3600 and dt_config("walker2d-medium-replay").g_eval == 5000
     assert dt_config("ant-medium").g_eval == 6000  # DT had no ant target: the ODT table's
     cpu = dt_config("hopper-medium", "cpu")
@@ -165,6 +169,61 @@ def test_dt_config_is_the_original_gym_setting():
     assert (cpu.optim.optimizer, cpu.optim.lr) == ("adamw", 1e-4)  # the LAMB floor does not apply to AdamW
     with pytest.raises(ConfigError, match="offline only"):
         dt_config("hopper-medium", overrides={"online.online_samples": 10})
+
+
+
+def _unlike_odt(real):
+    """ODT's paper configuration with every field DT sets moved to a value DT never uses."""
+    def base(dataset: str, mode: str):
+        c = real(dataset, mode)
+        return dataclasses.replace(
+            c,
+            model=dataclasses.replace(c.model, embed_dim=96, n_layers=2, n_heads=2, dropout=0.3, activation="gelu",
+                                      context_len=7, eval_context_len=3, positional_embedding=False),
+            optim=dataclasses.replace(c.optim, batch_size=17, optimizer="lamb", lr=3e-3, weight_decay=0.5,
+                                      warmup_steps=7, grad_clip=9.0),
+            online=dataclasses.replace(c.online, online_samples=1234),
+            pretrain_updates=77, g_eval=11.0, eval_every_updates=13)
+    return base
+
+
+def test_dt_settings_are_dt_own_and_do_not_follow_odt_defaults(monkeypatch):
+    """DT's gym settings (the original DT code's defaults: embedding 128, 3 layers, 1 head, ReLU,
+    dropout 0.1, K = 20, batch 64, AdamW 1e-4 with weight decay 1e-4, warmup 1e4, clip 0.25,
+    10 x 1e4 updates, targets hopper 3600 / walker2d 5000 / halfcheetah 6000) must hold whatever
+    ODT's defaults are: most of them coincide with ODT's today, so only a base that differs in
+    every field shows that DT sets each one itself. Ant has no DT target and keeps ODT's g_eval."""
+    monkeypatch.setattr(dt_module, "paper_config", _unlike_odt(dt_module.paper_config))
+    for dataset, target in [("hopper-medium", 3600.0), ("walker2d-medium", 5000.0), ("halfcheetah-medium-replay", 6000.0)]:
+        cfg = dt_config(dataset)
+        m, o = cfg.model, cfg.optim
+        assert (m.embed_dim, m.n_layers, m.n_heads, m.dropout, m.activation) == (128, 3, 1, 0.1, "relu"), dataset
+        assert (m.context_len, m.eval_context_len, m.positional_embedding, m.stochastic) == (20, 20, True, False), dataset
+        assert (o.batch_size, o.optimizer, o.lr, o.weight_decay, o.warmup_steps, o.grad_clip) == (64, "adamw", 1e-4, 1e-4, 10_000, 0.25)
+        assert (cfg.online.online_samples, cfg.pretrain_updates, cfg.eval_every_updates) == (0, 100_000, 10_000)
+        assert cfg.g_eval == target, dataset
+    assert dt_config("ant-medium").g_eval == 11.0
+
+
+def test_dt_errors_name_the_bad_value_and_the_choices():
+    with pytest.raises(ConfigError) as err:
+        dt_config("hopper-medium", preset="fast")
+    assert str(err.value) == "unknown preset 'fast'; known: paper, cpu, smoke"
+    cfg = dt_config("hopper-medium", "smoke", overrides={"model.stochastic": True})
+    with pytest.raises(ConfigError) as err:
+        dt_agent(cfg, None, make_hopper)
+    assert str(err.value) == "model.stochastic=True: DT uses the deterministic head"
+
+
+def test_dt_agent_hands_its_score_function_and_progress_flag_to_the_trainer(hopper_random):
+    cfg = dt_config("hopper-medium", "smoke", overrides={"device": "cpu"})
+
+    def score(returns):
+        return returns / 100.0
+
+    trainer = dt_agent(cfg, hopper_random, make_hopper, score_fn=score, progress=False)
+    assert trainer.score_fn is score and trainer.progress is False
+    assert dt_agent(cfg, hopper_random, make_hopper).progress is True  # a bar by default, as every method
 
 
 # ----- learning signals on a small problem --------------------------------------------------
