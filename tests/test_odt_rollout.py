@@ -4,10 +4,25 @@ baselines (IQL, SAC)."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import gymnasium as gym
 import numpy as np
+import pytest
+import torch
+from conftest import make_hopper
 
-from odt.rollout import random_policy_episodes, run_policy_episodes
+from odt.config import ModelConfig
+from odt.model import DecisionTransformer
+from odt.rollout import (
+    Conditioning,
+    evaluation_seeds,
+    random_policy_episodes,
+    run_episodes,
+    run_policy_episodes,
+    summarize_returns,
+)
 
 
 class CountingEnv(gym.Env):
@@ -97,3 +112,56 @@ def test_vectorised_evaluation_counts_each_sub_env_first_episode_only():
     np.testing.assert_array_equal(lengths, [2, 5])
     assert lengths.dtype == np.int64
     np.testing.assert_array_equal(seen[0], [2, 5])  # the seeds reached the sub-environments
+
+
+def test_evaluation_seeds_follow_the_documented_formula():
+    """Evaluation episode i of a run with seed s, after e earlier evaluations of n episodes,
+    resets with 10^7 + 10^5 s + e n + i. The formula is part of what a record means: a resumed
+    or repeated run must meet the committed runs' evaluation episodes, so it may not drift."""
+    assert evaluation_seeds(0, 0, 3) == [10_000_000, 10_000_001, 10_000_002]
+    assert evaluation_seeds(7, 4, 10) == [10_700_040 + i for i in range(10)]
+    # consecutive evaluations of one run never reuse an episode, and runs of different seeds
+    # do not meet within 10^4 evaluations of 10 episodes
+    firsts = [x for e in range(3) for x in evaluation_seeds(2, e, 10)]
+    assert len(set(firsts)) == 30
+    assert max(evaluation_seeds(2, 9_999, 10)) < min(evaluation_seeds(3, 0, 10))
+
+
+def test_summary_scores_are_float64_mean_and_std_of_the_normalised_returns():
+    returns, lengths = np.array([1.0, 2.0, 4.0, 7.0, 11.0]), np.array([10, 20, 30, 40, 50])
+
+    def score(r):
+        return (r / 3).astype(np.float32)  # a score function may hand back float32
+
+    row = summarize_returns(returns, lengths, score)
+    values = [float(v) for v in score(returns)]
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    assert row["score_mean"] == pytest.approx(mean, rel=1e-12)
+    assert row["score_std"] == pytest.approx(std, rel=1e-12)
+    assert (row["return_mean"], row["length_mean"], row["returns"]) == (5.0, 30.0, [1.0, 2.0, 4.0, 7.0, 11.0])
+    assert row["return_std"] == pytest.approx(math.sqrt(sum((x - 5.0) ** 2 for x in returns) / 5), rel=1e-12)
+    assert "score_mean" not in summarize_returns(returns, lengths)
+
+
+def test_sampled_rollouts_draw_from_the_given_generator_only():
+    """Exploration samples from the run's own generator (what makes a resumed run replay the
+    same episodes): the same generator seed gives the same actions whatever torch's global
+    generator did meanwhile, and the global generator is left untouched."""
+    cfg = ModelConfig(embed_dim=16, n_layers=1, n_heads=1, dropout=0.0, context_len=4, eval_context_len=4,
+                      max_ep_len=1000, positional_embedding=True)
+    model = DecisionTransformer(11, 3, dataclasses.replace(cfg, stochastic=True))
+    envs = gym.vector.SyncVectorEnv([make_hopper])
+    cond = Conditioning(3600.0, 1000.0, np.zeros(11, np.float32), np.ones(11, np.float32), 4)
+    try:
+        torch.manual_seed(1)
+        before = torch.get_rng_state()
+        first = run_episodes(model, envs, cond, seeds=[5], sample=True,
+                             generator=torch.Generator().manual_seed(9), max_steps=6)
+        assert torch.equal(torch.get_rng_state(), before)
+        torch.manual_seed(2)
+        second = run_episodes(model, envs, cond, seeds=[5], sample=True,
+                              generator=torch.Generator().manual_seed(9), max_steps=6)
+    finally:
+        envs.close()
+    np.testing.assert_array_equal(first.episodes[0]["actions"], second.episodes[0]["actions"])
