@@ -18,7 +18,12 @@ from odt.objective import (
     stochastic_policy_loss,
     temperature_loss,
 )
-from odt.policy import sample_squashed, squashed_action_log_prob, tanh_gaussian_log_prob
+from odt.policy import (
+    GaussianHead,
+    sample_squashed,
+    squashed_action_log_prob,
+    tanh_gaussian_log_prob,
+)
 from odt.relabel import commanded_returns_to_go, returns_to_go
 from odt.sampling import sample_windows, trajectory_probabilities
 
@@ -120,6 +125,21 @@ def test_sample_is_reparameterized():
     a, _ = sample_squashed(mean, log_std)
     a.sum().backward()
     assert mean.grad.abs().sum() > 0 and log_std.grad.abs().sum() > 0
+
+
+def test_sample_is_tanh_of_mean_plus_std_times_the_generators_normal_draw():
+    """a = tanh(mu + sigma * eps), eps ~ N(0, I) drawn from the given generator alone: the same
+    generator seed gives the same action whatever the global generator did, which leaves the
+    global generator untouched (a resumed run replays its exploration)."""
+    mean, log_std = torch.tensor([[0.3, -1.0, 0.0]]), torch.tensor([[0.0, -2.0, 0.5]])
+    eps = torch.randn(1, 3, generator=torch.Generator().manual_seed(4))
+    torch.manual_seed(0)
+    before = torch.get_rng_state()
+    a, _ = sample_squashed(mean, log_std, generator=torch.Generator().manual_seed(4))
+    assert torch.equal(torch.get_rng_state(), before)
+    torch.testing.assert_close(a, torch.tanh(mean + torch.exp(log_std) * eps))
+    head_action = GaussianHead.sample_action((mean, log_std), generator=torch.Generator().manual_seed(4))
+    torch.testing.assert_close(head_action, a)
 
 
 # ----- the objective -----------------------------------------------------------------------
