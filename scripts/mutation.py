@@ -82,9 +82,13 @@ def in_scope(name: str) -> str | None:
 
 
 def _head() -> str:
+    """The commit the mutants were made from; flagged when tracked files differ from it, except
+    this report's own two files (a run rewrites them, so they differ after the first run)."""
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                           capture_output=True, text=True).stdout.strip()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                            capture_output=True, text=True).stdout.splitlines()
+    own = {str(path.relative_to(REPO)) for path in (REPORT, RESULTS)}
+    dirty = [line for line in status if line[3:] not in own]
     return (out.stdout.strip() or "unknown") + (" (with uncommitted changes)" if dirty else "")
 
 
