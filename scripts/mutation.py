@@ -8,7 +8,7 @@ with its diff and either the reason it is equivalent (from ``tests/mutation_equi
 written by hand after reading the diff) or "UNEXPLAINED".
 
     python scripts/mutation.py run [MODULE ...]   # mutate and test (hours for everything; resumable)
-    python scripts/mutation.py report            # merge mutants/ into the stored results, write the report
+    python scripts/mutation.py report            # merge all of mutants/ into the stored results (stamped with HEAD), write the report
 
 Each module's result is stored in ``tests/mutation_results.json`` with the code version it ran
 on; a run replaces the rows of the modules it ran and keeps the others, so modules can be run
@@ -186,11 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     for m in args.modules:
         if m not in SCOPE:
             p.error(f"unknown module {m!r}; known: {', '.join(SCOPE)}")
+    fresh = None
     if args.action == "run":
         globs = [g for m in (args.modules or SCOPE) for g in SCOPE[m]]
         extra = ["--max-children", str(args.max_children)] if args.max_children else []
         mutmut("run", *extra, *globs)
-    print(f"wrote {write_report()}")
+        # only the modules this run covered: mutants/ may still hold older results of others,
+        # which must keep the code version they ran on
+        fresh = {m: r for m, r in results_from_mutmut().items() if m in (args.modules or SCOPE)}
+    print(f"wrote {write_report(fresh)}")
     return 0
 
 
