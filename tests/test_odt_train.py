@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -9,7 +12,8 @@ from conftest import make_hopper
 
 from odt.checkpoint import CheckpointManager
 from odt.config import make_config
-from odt.train import ODTTrainer, TrainingDiverged
+from odt.rollout import run_episodes
+from odt.train import ODTTrainer, TrainingDiverged, warmup_factor
 
 
 def _cfg(**overrides):
@@ -197,3 +201,77 @@ def test_online_lr_takes_over_after_pretraining_and_survives_a_checkpoint(hopper
     same = ODTTrainer(_cfg(**{"optim.lr": 1e-3, "optim.warmup_steps": 10}), hopper_random, make_hopper, progress=False)
     same.pretrain()  # without online.lr the paper's single rate stays
     assert [g["lr"] for g in same.optimizer.param_groups] == pytest.approx([1e-3])
+
+
+# ----- one step at a time: warmup, batch assembly, exploration --------------------------------
+def test_warmup_is_linear_from_one_over_n_to_one():
+    """The official DT/ODT schedule: factor (step + 1) / warmup_steps, capped at 1."""
+    assert [warmup_factor(s, 4) for s in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
+    assert warmup_factor(0, 10_000) == pytest.approx(1e-4)
+
+
+def test_batch_is_the_buffer_windows_normalised_with_the_configured_sampling(hopper_random):
+    """What an update sees: the windows the buffer draws with ``online.sampling`` (here
+    return-proportional) from the trainer's generator, states standardised by the dataset's
+    statistics, RTG divided by rtg_scale, timesteps capped at max_ep_len - 1, the mask as drawn."""
+    trainer = ODTTrainer(_cfg(**{"online.sampling": "return", "model.max_ep_len": 8}), hopper_random, make_hopper,
+                         progress=False)
+    c = trainer.cfg
+    rng = copy.deepcopy(trainer.rng)
+    batch = trainer.batch_tensors(trainer.buffer)
+    idx, raw = trainer.buffer.sample(rng, c.optim.batch_size, c.model.context_len, "return")
+    mean, std = hopper_random.state_statistics()
+    np.testing.assert_allclose(batch["states"].numpy(), (raw["observations"] - mean) / std, rtol=1e-6)
+    np.testing.assert_array_equal(batch["actions"].numpy(), raw["actions"])
+    np.testing.assert_allclose(batch["rtg"].numpy()[..., 0], raw["rtg"] / c.rtg_scale, rtol=1e-6)
+    np.testing.assert_array_equal(batch["timesteps"].numpy(), np.minimum(idx.timesteps, 7))
+    assert batch["timesteps"].dtype == torch.long and batch["mask"].dtype == torch.bool
+    np.testing.assert_array_equal(batch["mask"].numpy(), idx.mask)
+    length_rng = copy.deepcopy(rng)  # the same draw under length sampling picks other windows
+    assert not np.array_equal(trainer.buffer.sample(length_rng, c.optim.batch_size, c.model.context_len)[0].flat,
+                              trainer.buffer.sample(copy.deepcopy(rng), c.optim.batch_size, c.model.context_len,
+                                                    "return")[0].flat)
+
+
+def test_curriculum_exploration_rtg_is_the_buffer_return_percentile(hopper_random):
+    trainer = ODTTrainer(_cfg(**{"online.exploration_rtg": "curriculum", "online.curriculum_q": 25.0}),
+                         hopper_random, make_hopper, progress=False)
+    returns = [float(trainer.buffer.data.episode(i)["rewards"].astype(np.float64).sum())
+               for i in range(len(trainer.buffer))]
+    assert trainer.exploration_rtg() == pytest.approx(np.percentile(returns, 25.0), rel=1e-9)
+    fixed = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
+    assert fixed.exploration_rtg() == fixed.cfg.online.g_online
+
+
+@pytest.mark.parametrize("hindsight", [True, False])
+def test_exploration_samples_from_its_round_seed_and_stores_the_episode_with_its_rtg(hopper_random, hindsight):
+    """Round r of a run with seed s explores with sampled actions from a generator and an
+    environment both seeded 2e7 + 1e5 s + r (whatever torch's global generator holds), and
+    stores the episode with hindsight RTG (suffix sums of its rewards) or, without relabeling,
+    the commanded RTG g_online minus the rewards received so far."""
+    trainer = ODTTrainer(_cfg(seed=3, **{"online.hindsight_relabel": hindsight}), hopper_random, make_hopper,
+                         progress=False)
+    trainer.counters.rounds = 2
+    seed = 20_000_000 + 3 * 100_000 + 2
+    g = trainer.cfg.online.g_online
+    envs = gym.vector.SyncVectorEnv([make_hopper])
+    try:
+        expected = run_episodes(trainer.model, envs, trainer.conditioning(g), seeds=[seed], sample=True,
+                                generator=torch.Generator().manual_seed(seed))
+        mean_action = run_episodes(trainer.model, envs, trainer.conditioning(g), seeds=[seed], sample=False)
+    finally:
+        envs.close()
+    torch.manual_seed(12345)
+    got = trainer.explore().episodes[0]
+    np.testing.assert_array_equal(got["actions"], expected.episodes[0]["actions"])
+    n = min(len(got["actions"]), len(mean_action.episodes[0]["actions"]))
+    assert not np.allclose(got["actions"][:n], mean_action.episodes[0]["actions"][:n])
+    rewards = got["rewards"].astype(np.float64)
+    stored = trainer.buffer.rtg[-len(rewards):]  # the newest trajectory is stored last
+    np.testing.assert_array_equal(trainer.buffer.data.episode(len(trainer.buffer) - 1)["rewards"], got["rewards"])
+    if hindsight:
+        want = [rewards[t:].sum() for t in range(len(rewards))]
+    else:
+        want = [g - rewards[:t].sum() for t in range(len(rewards))]
+    np.testing.assert_allclose(stored, want, rtol=1e-5)
+    trainer.close()
