@@ -26,7 +26,7 @@ from baselines.iql import (
 )
 from benchmarks.methods import build_agent, method_config
 from odt.config import ConfigError
-from odt.train import StopRequested
+from odt.train import StopRequested, TrainingDiverged
 from odt.trajectories import DatasetError, Trajectories
 
 
@@ -62,6 +62,8 @@ def test_cosine_factor_decays_from_one_to_zero():
     assert cosine_factor(0, 100) == 1.0
     assert cosine_factor(50, 100) == pytest.approx(0.5)
     assert cosine_factor(100, 100) == pytest.approx(0.0) and cosine_factor(500, 100) == pytest.approx(0.0)
+    assert cosine_factor(1, 1) == pytest.approx(0.0) and cosine_factor(0, 2) == 1.0  # short schedules decay too
+    assert cosine_factor(0, 0) == 1.0 and cosine_factor(7, 0) == 1.0  # no schedule: the full rate
 
 
 def test_reward_scaling_per_domain():
@@ -72,8 +74,11 @@ def test_reward_scaling_per_domain():
     assert [iql_config(d).domain for d in ("hopper-medium", "halfcheetah-medium-replay", "walker2d-medium",
                                           "ant-medium", "ant-medium-replay", "antmaze-umaze")] == \
         ["locomotion", "locomotion", "locomotion", "ant", "ant", "antmaze"]
-    with pytest.raises(DatasetError, match="rewards"):
+    assert reward_scale("locomotion", np.array([3.0, 3.5]))[0] == pytest.approx(2000.0)  # a spread below 1 is fine
+    with pytest.raises(DatasetError) as err:
         reward_scale("locomotion", np.array([5.0, 5.0]))
+    assert str(err.value) == ("rewards: every trajectory has the same return, so IQL's locomotion "
+                              "scaling 1000 / (max return - min return) is undefined")
 
 
 # ----- data plumbing ------------------------------------------------------------------------
@@ -90,6 +95,7 @@ def test_transitions_drop_truncated_ends_and_flag_terminals():
     np.testing.assert_array_equal(t["next_observations"][:2, 0], [11, 12])
     assert t["next_observations"][2, 0] == 21
     np.testing.assert_array_equal(t["dones"], [0, 0, 0, 1])
+    assert all(t[k].dtype == np.float32 for k in ("observations", "actions", "rewards", "next_observations", "dones"))
     np.testing.assert_array_equal(t["rewards"], [10, 10, 20, 20])
 
 
@@ -136,6 +142,49 @@ def test_iql_online_window_applies_to_the_online_phase_only(hopper_random):
     assert any(tuple(r.tolist()) in old for r in picked())  # offline: the whole dataset
     agent.counters.pretrain_done = True
     assert not any(tuple(r.tolist()) in old for r in picked())  # online: the newest 50 rows
+    agent.close()
+
+
+
+def test_iql_agent_transforms_rewards_as_its_domain_says(hopper_random):
+    """r' = multiplier * r + offset: locomotion 1000 / (max - min trajectory return), AntMaze r - 1."""
+    from baselines.iql import IQLAgent
+
+    agent = IQLAgent(iql_config("hopper-medium", "smoke"), hopper_random, make_hopper, progress=False)
+    returns = [float(hopper_random.episode(i)["rewards"].astype(np.float64).sum()) for i in range(len(hopper_random))]
+    mult = 1000.0 / (max(returns) - min(returns))
+    r = np.array([0.5, -2.0, 3.0], np.float32)
+    np.testing.assert_allclose(agent._scale(r), r * mult, rtol=1e-6)
+    agent.reward_scale = (1.0, -1.0)  # AntMaze's transform
+    np.testing.assert_allclose(agent._scale(r), r - 1.0)
+    agent.close()
+
+
+def test_iql_actor_rate_follows_the_cosine_offline_and_is_constant_online(hopper_random):
+    from baselines.iql import IQLAgent
+
+    cfg = iql_config("hopper-medium", "smoke", 0, {"actor_schedule": "cosine"})
+    agent = IQLAgent(cfg, hopper_random, make_hopper, progress=False)
+    rate = lambda: agent.actor_opt.param_groups[0]["lr"]  # noqa: E731
+    agent.counters.updates = cfg.offline_updates // 2
+    agent._set_actor_lr()
+    assert rate() == pytest.approx(cfg.actor_lr * 0.5)
+    agent.counters.pretrain_done = True
+    agent._set_actor_lr()
+    assert rate() == cfg.actor_lr  # online: the published constant rate
+    agent.close()
+
+
+def test_iql_update_reports_its_metrics_and_names_a_divergence(hopper_random):
+    from baselines.iql import IQLAgent
+
+    agent = IQLAgent(iql_config("hopper-medium", "smoke"), hopper_random, make_hopper, progress=False)
+    metrics = agent.update(agent.sample_batch())
+    assert set(metrics) == {"value_loss", "actor_loss", "q_loss", "advantage_mean", "weight_mean", "v_mean"}
+    batch = agent.sample_batch()
+    batch["rewards"] = torch.full_like(batch["rewards"], float("nan"))
+    with pytest.raises(TrainingDiverged, match=r"IQL losses .* at update 1"):
+        agent.update(batch)
     agent.close()
 
 
