@@ -197,3 +197,20 @@ def test_buffer_restores_into_a_larger_capacity():
         small.add([i], [0.0], float(i), [i + 1], False, False)  # wrapped now
     with pytest.raises(ValueError, match="do not fit"):
         ReplayBuffer(1, 1, capacity=4).load_state_dict(small.state_dict())
+
+
+def test_temperature_gradient_and_update_metrics():
+    """The temperature objective J = -log(alpha) (log pi(a|s) + H_target), averaged over the batch
+    (the cited implementations' form of Haarnoja et al. 2018b, Eq. 18): its gradient in log(alpha)
+    is -(mean log pi + H_target) = entropy - H_target, with the entropy estimate the update reports."""
+    torch.manual_seed(0)
+    agent = SACAgent(_small(online_samples=300), TargetBandit, progress=False)
+    rng = np.random.default_rng(0)
+    batch = {"observations": np.ones((16, 2), np.float32), "actions": rng.uniform(-1, 1, (16, 2)).astype(np.float32),
+             "rewards": rng.normal(size=16).astype(np.float32), "next_observations": np.ones((16, 2), np.float32),
+             "terminated": np.ones(16, np.float32)}
+    metrics = agent.update(batch)
+    assert set(metrics) == {"critic_loss", "actor_loss", "alpha", "entropy", "q_mean"}
+    assert agent.log_alpha.grad.item() == pytest.approx(metrics["entropy"] - agent.target_entropy, rel=1e-5)
+    assert metrics["alpha"] == pytest.approx(math.exp(agent.log_alpha.item()))
+    agent.close()
