@@ -155,6 +155,10 @@ class ODTConfig:
     eval_every_updates: int = 5000  # evaluation period during pretraining
     checkpoint_every_updates: int = 1000
     device: str = "auto"  # "auto" | "cpu" | "cuda" | "cuda:N"
+    # where training batches are drawn: "host" (numpy, then one copy per batch), "device" (torch
+    # on the training device, the data kept there) or "auto" (device on a GPU, host on a CPU)
+    batch_sampling: str = "auto"
+    precision: str = "fp32"  # "fp32" (the paper) | "tf32" (CUDA matmuls) | "bf16" (autocast forward)
     seed: int = 0
 
     def validate(self) -> ODTConfig:
@@ -166,6 +170,9 @@ class ODTConfig:
         _check_sizes(self, "", ("eval_episodes", "eval_every_updates", "checkpoint_every_updates"))
         _check(self.device == "auto" or self.device.split(":")[0] in ("cpu", "cuda", "mps"), "device", self.device, "auto | cpu | cuda[:N]")
         _check(is_finite(self.g_eval), "g_eval", self.g_eval, "finite")
+        _check(self.batch_sampling in ("auto", "host", "device"), "batch_sampling", self.batch_sampling,
+               "auto | host | device")
+        _check(self.precision in ("fp32", "tf32", "bf16"), "precision", self.precision, "fp32 | tf32 | bf16")
         return self
 
 

@@ -1,5 +1,8 @@
 """Episodes stepped together with one batched model call per environment step.
 
+Per step, one copy goes to the device (the environments' observations and rewards together)
+and one comes back (the actions), whatever the number of environments.
+
 The context lives in preallocated (n_envs, max_ep_len, .) tensors; at step t the model reads
 the window of the last ``context_len`` steps, so nothing grows by concatenation. All
 environments of a vector env start together and step in lockstep, so every live episode has
@@ -93,10 +96,11 @@ def _run_episodes(model: DecisionTransformer, envs: gym.vector.VectorEnv, cond: 
     alive = np.ones(n, dtype=bool)
 
     obs, _ = envs.reset(seed=list(seeds))
+    obs_dev = torch.as_tensor(obs, dtype=torch.float32, device=device)
     rtg[:, 0, 0] = cond.target_return / cond.rtg_scale
     for t in range(horizon):
         raw_obs[:, t] = obs
-        states[:, t] = (torch.as_tensor(obs, dtype=torch.float32, device=device) - mean) / std
+        states[:, t] = (obs_dev - mean) / std
         lo = max(0, t + 1 - cond.context_len)
         params = model(states[:, lo:t + 1], actions[:, lo:t + 1], rtg[:, lo:t + 1], timesteps[:, lo:t + 1])
         last = tuple(p[:, -1] for p in params) if isinstance(params, tuple) else params[:, -1]
@@ -111,8 +115,11 @@ def _run_episodes(model: DecisionTransformer, envs: gym.vector.VectorEnv, cond: 
         alive &= ~(term | trunc)
         if not alive.any():
             break
-        if t + 1 < horizon:
-            rtg[:, t + 1, 0] = rtg[:, t, 0] - torch.as_tensor(reward, dtype=torch.float32, device=device) / cond.rtg_scale
+        if t + 1 < horizon:  # one copy to the device per step: the next observations and the rewards
+            arrived = torch.as_tensor(np.concatenate([obs, reward[:, None]], axis=1), dtype=torch.float32,
+                                      device=device)
+            obs_dev, reward_dev = arrived[:, :obs_dim], arrived[:, obs_dim]
+            rtg[:, t + 1, 0] = rtg[:, t, 0] - reward_dev / cond.rtg_scale
 
     model.train(was_training)
     episodes = [

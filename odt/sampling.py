@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 
 def trajectory_probabilities(lengths: np.ndarray, returns: np.ndarray | None = None,
@@ -44,3 +45,19 @@ def sample_windows(rng: np.random.Generator, starts: np.ndarray, lengths: np.nda
     mask = steps < length[:, None]
     steps = np.where(mask, steps, offset[:, None])
     return WindowIndex(flat=starts[traj][:, None] + steps, mask=mask, timesteps=np.where(mask, steps, 0))
+
+
+def sample_windows_torch(generator: torch.Generator, starts: torch.Tensor, lengths: torch.Tensor,
+                         probs: torch.Tensor, batch_size: int, context_len: int) -> tuple[torch.Tensor, ...]:
+    """Algorithm 3 as :func:`sample_windows`, drawn with a torch generator on the tensors' device,
+    so a batch is chosen without leaving the GPU. Returns (flat, mask, timesteps), each (B, K).
+    The same law as the numpy sampler, not the same stream: a seed gives other windows."""
+    device = lengths.device
+    traj = torch.multinomial(probs, batch_size, replacement=True, generator=generator)
+    length = lengths[traj]
+    uniform = torch.rand(batch_size, generator=generator, device=device, dtype=torch.float64)
+    offset = (uniform * length).long().clamp_max(length - 1)  # uniform in [0, length)
+    steps = offset[:, None] + torch.arange(context_len, device=device)[None, :]
+    mask = steps < length[:, None]
+    steps = torch.where(mask, steps, offset[:, None])
+    return starts[traj][:, None] + steps, mask, torch.where(mask, steps, 0)

@@ -4,12 +4,19 @@ The trainer owns the model, both optimisers, lambda, the replay buffer, the RNGs
 counters; ``state_dict`` captures all of them, so a run restored from a checkpoint takes the
 same next batch and reaches the same result as one that never stopped. Loops, progress and
 logging live here; the math is in objective.py, sampling.py and relabel.py.
+
+The update loop never waits for the device: ``step`` keeps its metrics as device tensors
+(summed in float64, so the logged means equal float sums of per-update values) and records a
+non-finite loss instead of reading it; the loops read both once per logging interval (every
+``READ_EVERY_UPDATES`` updates while pretraining, once per online round) and at checkpoints,
+where a recorded divergence raises ``TrainingDiverged`` with the update it happened at.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import gymnasium as gym
@@ -19,6 +26,7 @@ from tqdm.auto import tqdm
 
 from odt.buffer import TrajectoryBuffer
 from odt.config import ODTConfig
+from odt.device_batches import DeviceBatches
 from odt.lamb import Lamb
 from odt.model import DecisionTransformer
 from odt.objective import deterministic_policy_loss, stochastic_policy_loss, temperature_loss
@@ -35,6 +43,8 @@ from odt.trajectories import Trajectories
 EnvFactory = Callable[[], gym.Env]
 ScoreFn = Callable[[np.ndarray], np.ndarray]  # raw returns -> normalised scores
 Logger = Callable[[dict], None]
+READ_EVERY_UPDATES = 50  # pretraining reads its metrics and divergence flag this often
+BATCH_SEED_OFFSET = 30_000_000  # the device batch generator's seed is this + the run's seed
 
 
 class TrainingDiverged(RuntimeError):
@@ -50,6 +60,21 @@ def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
+
+
+def resolve_batch_sampling(name: str, device: torch.device) -> str:
+    """``auto``: batches drawn on the device when it is a GPU, by numpy on the host on a CPU."""
+    if name == "auto":
+        return "host" if device.type == "cpu" else "device"
+    return name
+
+
+def read_floats(values: dict) -> dict[str, float]:
+    """Python floats of a dict of numbers and 0-d tensors, with one host read for all tensors."""
+    tensors = [k for k, v in values.items() if isinstance(v, torch.Tensor)]
+    read = torch.stack([values[k].detach().double() for k in tensors]).tolist() if tensors else []
+    got = dict(zip(tensors, read))
+    return {k: got[k] if k in got else float(v) for k, v in values.items()}
 
 
 def warmup_factor(step: int, warmup_steps: int) -> float:
@@ -71,18 +96,22 @@ class Counters:
 class RunningMeans:
     """Means of the training metrics since the last logged row (shared with the baselines)."""
 
-    sums: dict = field(default_factory=dict)
+    sums: dict = field(default_factory=dict)  # floats, or float64 device tensors (no host read)
     count: int = 0
 
     def add(self, metrics: dict) -> None:
         for k, v in metrics.items():
+            v = v.detach().double() if isinstance(v, torch.Tensor) else v
             self.sums[k] = self.sums.get(k, 0.0) + v
         self.count += 1
 
     def pop(self) -> dict:
-        out = {k: v / self.count for k, v in self.sums.items()} if self.count else {}
+        out = {k: v / self.count for k, v in read_floats(self.sums).items()} if self.count else {}
         self.sums, self.count = {}, 0
         return out
+
+    def state_dict(self) -> dict:
+        return {"sums": read_floats(self.sums), "count": self.count}
 
 
 class ODTTrainer:
@@ -93,6 +122,9 @@ class ODTTrainer:
         self.score_fn = score_fn
         self.progress = progress
         self.device = resolve_device(cfg.device)
+        if cfg.precision == "tf32" and self.device.type != "cuda":
+            raise ValueError(f"precision='tf32' needs a CUDA device (device is {self.device}): "
+                             "TF32 is a mode of CUDA matmuls; use fp32 or bf16 here")
         self.obs_dim, self.act_dim = dataset.obs_dim, dataset.act_dim
         self._check_env_shapes()
 
@@ -108,6 +140,12 @@ class ODTTrainer:
                                else float(cfg.optim.target_entropy))
         self.state_mean, self.state_std = dataset.state_statistics()
         self.buffer = TrajectoryBuffer(len(dataset), dataset)  # pretraining samples all the data
+        self.batch_sampling = resolve_batch_sampling(cfg.batch_sampling, self.device)
+        self._device_batches = (DeviceBatches(self.device, self.state_mean, self.state_std, cfg.rtg_scale,
+                                              cfg.model.max_ep_len, BATCH_SEED_OFFSET + cfg.seed)
+                                if self.batch_sampling == "device" else None)
+        # the first non-finite loss: [update index, loss value], index -1 while all are finite
+        self._divergence = torch.tensor([-1.0, 0.0], dtype=torch.float64, device=self.device)
         self.counters = Counters()
         self._running = RunningMeans()
         self._envs = VectorEnvPool(make_env)
@@ -138,8 +176,9 @@ class ODTTrainer:
         self._stop_requested = True
 
     def _save(self, checkpoint: Callable[[], None] | None) -> None:
-        """Checkpoint only a model whose parameters are finite, so the last good one stays."""
-        if not all(torch.isfinite(p).all() for p in self.model.parameters()):
+        """Checkpoint only a model whose losses and parameters are finite, so the last good one stays."""
+        self.check_finite()
+        if not bool(torch.stack([torch.isfinite(p).all() for p in self.model.parameters()]).all()):
             raise TrainingDiverged(f"parameters became NaN or inf by update {self.counters.updates}; "
                                    "the last good checkpoint is kept")
         if checkpoint is not None:
@@ -157,6 +196,8 @@ class ODTTrainer:
     # ----- one gradient update (Algorithm 2, lines 3-8) ----------------------------------
     def batch_tensors(self, buffer: TrajectoryBuffer) -> dict[str, torch.Tensor]:
         c = self.cfg
+        if self._device_batches is not None:
+            return self._device_batches.sample(buffer, c.optim.batch_size, c.model.context_len, c.online.sampling)
         idx, raw = buffer.sample(self.rng, c.optim.batch_size, c.model.context_len, c.online.sampling)
         to = lambda a, dtype=torch.float32: torch.as_tensor(a, dtype=dtype, device=self.device)  # noqa: E731
         return {
@@ -167,15 +208,46 @@ class ODTTrainer:
             "mask": to(idx.mask, torch.bool),
         }
 
-    def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+    @contextmanager
+    def _precision(self) -> Iterator[None]:
+        """The forward pass at cfg.precision: fp32 (the paper), TF32 matmuls, or bf16 autocast."""
+        if self.cfg.precision == "bf16":
+            with torch.autocast(self.device.type, dtype=torch.bfloat16):
+                yield
+        elif self.cfg.precision == "tf32":
+            before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+            try:
+                yield
+            finally:
+                torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+        else:
+            yield
+
+    def _note_divergence(self, loss: torch.Tensor) -> None:
+        """Remember the first non-finite loss and its update, without reading it (no host sync)."""
+        first = ~torch.isfinite(loss.detach()) & (self._divergence[0] < 0)
+        now = torch.stack([torch.full_like(self._divergence[0], self.counters.updates), loss.detach().double()])
+        self._divergence = torch.where(first, now, self._divergence)
+
+    def check_finite(self) -> None:
+        """Raise TrainingDiverged if a loss since the start was NaN or inf (one host read)."""
+        at, loss = self._divergence.tolist()
+        if at >= 0:
+            raise TrainingDiverged(f"loss is {loss} at update {int(at)}")
+
+    def step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """One update with no host read: its metrics stay on the device (read them with
+        read_floats at a logging interval) and a non-finite loss is raised by check_finite."""
         self.model.train()
-        out = self.model(batch["states"], batch["actions"], batch["rtg"], batch["timesteps"])
+        with self._precision():
+            out = self.model(batch["states"], batch["actions"], batch["rtg"], batch["timesteps"])
+        out = tuple(o.float() for o in out) if isinstance(out, tuple) else out.float()  # the loss in fp32
         if self.cfg.model.stochastic:
             terms = stochastic_policy_loss(*out, batch["actions"], batch["mask"], self.log_lambda.exp())
         else:
             terms = deterministic_policy_loss(out, batch["actions"], batch["mask"])
-        if not torch.isfinite(terms.loss):
-            raise TrainingDiverged(f"loss is {terms.loss.item()} at update {self.counters.updates}")
+        self._note_divergence(terms.loss)
         self.optimizer.zero_grad(set_to_none=True)
         terms.loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.optim.grad_clip)
@@ -186,11 +258,18 @@ class ODTTrainer:
             temperature_loss(self.log_lambda, terms.entropy, self.target_entropy).backward()
             self.lambda_optimizer.step()
         self.counters.updates += 1
-        metrics = {"loss": terms.loss.item(), "nll": terms.nll.item()}
+        metrics = {"loss": terms.loss.detach(), "nll": terms.nll.detach()}
         if self.cfg.model.stochastic:  # DT's deterministic head has no entropy and no lambda
-            metrics["entropy"], metrics["lambda"] = terms.entropy.item(), self.lam
+            metrics["entropy"], metrics["lambda"] = terms.entropy.detach(), self.log_lambda.detach().exp()
         self._running.add(metrics)
         return metrics
+
+    def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+        """``step``, then its divergence check and metrics read at once: for scripts and tests
+        that want floats after every update (the training loops read once per interval)."""
+        metrics = self.step(batch)
+        self.check_finite()
+        return read_floats(metrics)
 
     # ----- evaluation --------------------------------------------------------------------
     def conditioning(self, target_return: float) -> Conditioning:
@@ -218,6 +297,7 @@ class ODTTrainer:
         return shown
 
     def _eval_row(self, phase: str, log: Logger | None, **extra: float) -> dict:
+        self.check_finite()
         row = {"phase": phase, "updates": self.counters.updates,
                "online_samples": self.counters.online_samples, "rounds": self.counters.rounds,
                **self._running.pop(), **self._lambda_now(), **extra, **self.evaluate()}
@@ -241,10 +321,11 @@ class ODTTrainer:
         start = time.perf_counter()
         row = None
         while k.updates < c.pretrain_updates:
-            m = self.update(self.batch_tensors(self.buffer))
+            m = self.step(self.batch_tensors(self.buffer))
             bar.update(1)
-            if k.updates % 50 == 0:
-                bar.set_postfix(self._postfix(m))
+            if k.updates % READ_EVERY_UPDATES == 0:  # the logging interval: one host read
+                self.check_finite()
+                bar.set_postfix(self._postfix(read_floats(m)))
             if k.updates % c.eval_every_updates == 0 and k.updates < c.pretrain_updates:
                 row = self._eval_row("pretrain", log)
                 self._say(bar, row)
@@ -303,10 +384,11 @@ class ODTTrainer:
             before = k.online_samples
             explored = self.explore()
             for _ in range(c.online.updates_per_round):
-                m = self.update(self.batch_tensors(self.buffer))
+                m = self.step(self.batch_tensors(self.buffer))
             k.rounds += 1
+            self.check_finite()  # the round is the online logging interval: one host read
             bar.update(min(k.online_samples, budget) - min(before, budget))
-            bar.set_postfix(self._postfix(m, ret=f"{explored.returns[0]:.0f}"))
+            bar.set_postfix(self._postfix(read_floats(m), ret=f"{explored.returns[0]:.0f}"))
             if k.rounds % c.online.eval_every_rounds == 0 or k.online_samples >= budget:
                 # the exploration side of the round too: Fig. 6 plots g_online over time
                 row = self._eval_row("online", log, exploration_rtg=self.exploration_rtg(),
@@ -331,7 +413,9 @@ class ODTTrainer:
             "lambda_optimizer": self.lambda_optimizer.state_dict(),
             "buffer": self.buffer.state_dict(),
             "counters": dict(vars(self.counters)),
-            "running": {"sums": dict(self._running.sums), "count": self._running.count},
+            "running": self._running.state_dict(),
+            "divergence": self._divergence.cpu(),
+            "batch_generator": None if self._device_batches is None else self._device_batches.state_dict(),
             "rng_numpy": self.rng.bit_generator.state,
             "rng_torch": torch.get_rng_state(),
             "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
@@ -347,6 +431,10 @@ class ODTTrainer:
         self.buffer = TrajectoryBuffer.from_state_dict(state["buffer"])
         self.counters = Counters(**state["counters"])
         self._running = RunningMeans(dict(state["running"]["sums"]), state["running"]["count"])
+        if "divergence" in state:  # absent from checkpoints written before issue 23
+            self._divergence = state["divergence"].to(self.device)
+        if self._device_batches is not None and state.get("batch_generator") is not None:
+            self._device_batches.load_state_dict(state["batch_generator"])
         self.rng.bit_generator.state = state["rng_numpy"]
         torch.set_rng_state(state["rng_torch"])
         if state.get("rng_cuda") is not None and torch.cuda.is_available():

@@ -18,6 +18,17 @@ def _seed_and_threads():
     torch.set_num_threads(1)  # deterministic kernels and no oversubscription on 2 cores
 
 
+# Tests that take the ``device`` fixture run on the CPU and, marked ``cuda``, on a CUDA GPU when
+# one is present (skipped, never failed, without one): ``pytest -m cuda`` checks a GPU install.
+DEVICES = ["cpu", pytest.param("cuda", marks=[pytest.mark.cuda, pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device here")])]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request) -> str:
+    return request.param
+
+
 def make_hopper() -> gym.Env:
     return gym.make("Hopper-v5")
 
