@@ -93,6 +93,8 @@ class PerfConfig:
     dataset_steps: int = 1_000_000
     matmul_size: int = 2048
     device: str = "cpu"
+    batch_sampling: str = "auto"  # ODTConfig.batch_sampling: host (numpy) | device (torch) | auto
+    precision: str = "fp32"  # ODTConfig.precision: fp32 | tf32 | bf16
     out: str = "benchmarks/perf_latest.json"
     progress: bool = True
 
@@ -209,11 +211,11 @@ def matmul_gflops(size: int, device: torch.device, reps: int = 3) -> tuple[float
             flop / float(np.median([t[1] for t in times])) / 1e9)
 
 
-def case_config(case: UpdateCase, device: str):
+def case_config(case: UpdateCase, device: str, batch_sampling: str = "auto", precision: str = "fp32"):
     cfg = make_config("hopper-medium", "online", "cpu")
     return apply_overrides(cfg, {"model.embed_dim": case.embed_dim, "model.n_layers": case.n_layers,
                                  "model.n_heads": case.n_heads, "optim.batch_size": case.batch_size,
-                                 "device": device})
+                                 "device": device, "batch_sampling": batch_sampling, "precision": precision})
 
 
 def time_updates(trainer: ODTTrainer, reps: int, warmup: int, sample_reps: int) -> dict:
@@ -228,6 +230,9 @@ def time_updates(trainer: ODTTrainer, reps: int, warmup: int, sample_reps: int) 
         w, c, _ = timer(lambda b=batch: trainer.update(b))
         wall.append(w)
         cpu.append(c)
+    # the training loop's own pace: reps sampled-and-stepped updates with no read in between
+    # (on a GPU the per-update timings above synchronise every update; this does not)
+    loop_s = timer(lambda: [trainer.step(trainer.batch_tensors(trainer.buffer)) for _ in range(reps)])[0]
     with FlopCounterMode(display=False) as counter:
         trainer.update(trainer.batch_tensors(trainer.buffer))
     update = summarize(wall)
@@ -239,6 +244,7 @@ def time_updates(trainer: ODTTrainer, reps: int, warmup: int, sample_reps: int) 
         "sample": sample,
         "sample_share": sample["median_ms"] / update["median_ms"],
         "step_ms": update["median_ms"] + sample["median_ms"],
+        "loop_ms_per_update": loop_s / reps * 1e3,
         "windows_per_s": batch_size / ((update["median_ms"] + sample["median_ms"]) / 1e3),
         "sampled_windows_per_s": batch_size / (sample["median_ms"] / 1e3),
         "gflop_per_update": counter.get_total_flops() / 1e9,
@@ -247,7 +253,7 @@ def time_updates(trainer: ODTTrainer, reps: int, warmup: int, sample_reps: int) 
 
 def measure_case(case: UpdateCase, pc: PerfConfig, data: Trajectories, threads: int) -> dict:
     torch.set_num_threads(threads)
-    cfg = case_config(case, pc.device)
+    cfg = case_config(case, pc.device, pc.batch_sampling, pc.precision)
     trainer = ODTTrainer(cfg, data, make_hopper, progress=False)
     try:
         mm = matmul_gflops(pc.matmul_size, trainer.device)
@@ -258,7 +264,8 @@ def measure_case(case: UpdateCase, pc: PerfConfig, data: Trajectories, threads: 
         trainer.close()
     gflops = res["gflop_per_update"] / (res["update"]["median_ms"] / 1e3)
     cpu_gflops = res["gflop_per_update"] / (res["update_cpu_ms_median"] / 1e3)
-    row = {"case": case.name, "threads": threads, "embed_dim": case.embed_dim, "n_layers": case.n_layers,
+    row = {"case": case.name, "threads": threads, "batch_sampling": trainer.batch_sampling,
+           "precision": cfg.precision, "embed_dim": case.embed_dim, "n_layers": case.n_layers,
            "n_heads": case.n_heads, "batch_size": case.batch_size, "context_len": cfg.model.context_len,
            **res, "achieved_gflops": gflops, "matmul_gflops": mm[0], "matmul_ratio": gflops / mm[0],
            # CPU-time based: at one thread, what an idle core would do (robust to other load)
@@ -426,9 +433,13 @@ def run(pc: PerfConfig) -> dict:
 def format_report(res: dict) -> str:
     m = res["machine"]
     lines = [f"ODT perf  {res['started_utc']}  {m['cpu']} ({m['logical_cpus']} CPUs)  torch {m['versions']['torch']}"
-             f"  load avg {res['load_average_start'][0]:.1f} -> {res['load_average_end'][0]:.1f}", ""]
+             f"  load avg {res['load_average_start'][0]:.1f} -> {res['load_average_end'][0]:.1f}"]
+    if res["updates"]:
+        lines.append(f"batch sampling {res['updates'][0]['batch_sampling']}, precision {res['updates'][0]['precision']}; "
+                     "'loop ms': an update in a run of updates with no read between them")
+    lines.append("")
     lines.append(f"{'case':<11}{'thr':>4}{'size':>15}{'update ms':>11}{'min':>8}{'cpu ms':>8}{'sample ms':>10}"
-                 f"{'share':>7}{'GFLOP/s':>9}{'matmul':>8}{'ratio':>7}{'cpu ratio':>10}  goal")
+                 f"{'share':>7}{'loop ms':>9}{'GFLOP/s':>9}{'matmul':>8}{'ratio':>7}{'cpu ratio':>10}  goal")
     for r in res["updates"]:
         size = f"{r['embed_dim']}/{r['n_layers']}/{r['n_heads']}/{r['batch_size']}"
         ref = ""
@@ -436,7 +447,8 @@ def format_report(res: dict) -> str:
             ref = f">= {r['goal_matmul_ratio']:.0%} of matmul: {'met' if r['goal_met'] else 'NOT met'}"
         lines.append(f"{r['case']:<11}{r['threads']:>4}{size:>15}{r['update']['median_ms']:>11.1f}"
                      f"{r['update']['min_ms']:>8.1f}{r['update_cpu_ms_median']:>8.1f}{r['sample']['median_ms']:>10.2f}"
-                     f"{r['sample_share']:>7.1%}{r['achieved_gflops']:>9.1f}{r['matmul_gflops']:>8.1f}"
+                     f"{r['sample_share']:>7.1%}{r['loop_ms_per_update']:>9.1f}{r['achieved_gflops']:>9.1f}"
+                     f"{r['matmul_gflops']:>8.1f}"
                      f"{r['matmul_ratio']:>7.0%}{r['matmul_ratio_cpu']:>10.0%}  {ref}")
     lines.append("")
     for ro in res["rollouts"]:
@@ -470,6 +482,10 @@ def parse_args(argv: list[str] | None) -> PerfConfig:
     p.add_argument("--reps", type=int, default=PerfConfig.reps, help="timed updates per case (paper: 3)")
     p.add_argument("--eval-steps", type=int, default=PerfConfig.eval_steps, help="steps per evaluation episode")
     p.add_argument("--device", default="cpu", help="cpu | cuda | auto (GPU timing synchronises around each update)")
+    p.add_argument("--batch-sampling", default="auto", choices=["auto", "host", "device"],
+                   help="where batches are drawn (auto: the device on a GPU, numpy on the host on a CPU)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "bf16"],
+                   help="fp32 (the paper), tf32 (CUDA matmuls) or bf16 (autocast forward)")
     p.add_argument("--out", default=PerfConfig.out, help="JSON output path (written atomically)")
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run of the harness itself (not a result)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -479,7 +495,8 @@ def parse_args(argv: list[str] | None) -> PerfConfig:
     except ValueError:
         p.error(f"--threads {a.threads!r}: expected integers like 2,1")
     pc = PerfConfig(cases=[c for c in a.cases.split(",") if c], threads=threads, reps=a.reps,
-                    eval_steps=a.eval_steps, device=a.device, out=a.out, progress=not a.no_progress)
+                    eval_steps=a.eval_steps, device=a.device, batch_sampling=a.batch_sampling,
+                    precision=a.precision, out=a.out, progress=not a.no_progress)
     if a.quick:
         pc = dataclasses.replace(pc, **QUICK)
     try:

@@ -12,6 +12,9 @@ loss, NLL, entropy, lambda) are compared against the spread between seeds:
     python -m benchmarks.perf_overlay plot --before before_s*.json --after after_s*.json \\
         --out benchmarks/perf_overlay.png
 
+The same overlay compares precisions (issue 23): ``run --set precision=bf16`` against the
+default fp32, at any preset and device (``--preset paper --set device=cuda`` on a GPU).
+
 ``plot`` draws moving averages and writes a JSON summary beside the figure: per metric, the
 mean over the last quarter of the updates per run, and the difference of the two versions'
 means next to the seed-to-seed standard deviation within each version.
@@ -30,8 +33,9 @@ import numpy as np
 METRICS = ("loss", "nll", "entropy", "lambda")
 
 
-def run(seed: int, updates: int, dataset: str, out: Path) -> dict:
-    """Train ``updates`` pretraining updates of the cpu preset and record each update's metrics."""
+def run(seed: int, updates: int, dataset: str, out: Path, preset: str = "cpu",
+        overrides: dict[str, str] | None = None) -> dict:
+    """Train ``updates`` pretraining updates of ``preset`` and record each update's metrics."""
     import torch
 
     from benchmarks.datasets import load_dataset
@@ -42,13 +46,14 @@ def run(seed: int, updates: int, dataset: str, out: Path) -> dict:
     keep_freed_memory_in_heap()
     torch.set_num_threads(1)
     data = load_dataset(dataset)
-    cfg = make_config(dataset, "online", "cpu", {"seed": seed, "device": "cpu"})
+    cfg = make_config(dataset, "online", preset, {"device": "cpu", **(overrides or {}), "seed": seed})
     trainer = ODTTrainer(cfg, data.trajectories, data.spec.make_env, data.score_fn, progress=False)
     rows, cpu0, wall0 = [], time.process_time(), time.perf_counter()
     for _ in range(updates):
         m = trainer.update(trainer.batch_tensors(trainer.buffer))
         rows.append([m[k] for k in METRICS])
-    res = {"dataset": dataset, "seed": seed, "updates": updates, "metrics": list(METRICS),
+    res = {"dataset": dataset, "seed": seed, "updates": updates, "metrics": list(METRICS), "preset": preset,
+           "overrides": overrides or {}, "device": str(trainer.device), "precision": cfg.precision,
            "cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - wall0, "rows": rows}
     trainer.close()
     out.write_text(json.dumps(res))
@@ -120,13 +125,18 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--updates", type=int, default=2000)
     r.add_argument("--dataset", default="hopper-medium")
     r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--preset", default="cpu", help="paper | cpu | smoke (default cpu)")
+    r.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="config override as in python -m odt, e.g. --set precision=bf16 --set device=cuda")
     q = sub.add_parser("plot", help="overlay two versions' runs; writes the figure and <out>.json")
     q.add_argument("--before", type=Path, nargs="+", required=True)
     q.add_argument("--after", type=Path, nargs="+", required=True)
     q.add_argument("--out", type=Path, required=True)
     a = p.parse_args(argv)
     if a.command == "run":
-        res = run(a.seed, a.updates, a.dataset, a.out)
+        from odt.config import parse_assignments
+
+        res = run(a.seed, a.updates, a.dataset, a.out, a.preset, parse_assignments(a.set))
         print(f"{a.out}: {res['updates']} updates, {res['cpu_s']:.1f} s CPU")
         return
     before, after = load_runs(a.before), load_runs(a.after)
