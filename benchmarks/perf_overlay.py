@@ -92,14 +92,15 @@ def summary(before: list[dict], after: list[dict]) -> dict:
     return res
 
 
-def plot(before: list[dict], after: list[dict], out: Path, window: int = 50) -> None:
+def plot(before: list[dict], after: list[dict], out: Path, window: int = 50,
+         labels: tuple[str, str] = ("before", "after")) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(METRICS), figsize=(4 * len(METRICS), 3.2))
     kernel = np.ones(window) / window
-    for runs, colour, label in ((before, "tab:blue", "before"), (after, "tab:orange", "after")):
+    for runs, colour, label in ((before, "tab:blue", labels[0]), (after, "tab:orange", labels[1])):
         for k, r in enumerate(runs):
             rows = np.asarray(r["rows"], dtype=np.float64)
             x = np.arange(window, len(rows) + 1)
@@ -112,7 +113,8 @@ def plot(before: list[dict], after: list[dict], out: Path, window: int = 50) -> 
         if name in ("loss", "nll"):  # from ~130 down to about -1.5: a linear axis hides the tail
             ax.set_yscale("symlog", linthresh=1.0)
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"cpu preset, {before[0]['dataset']}: before vs after the speed change")
+    preset = before[0].get("preset", "cpu")
+    fig.suptitle(f"{preset} preset, {before[0]['dataset']}, pretraining updates: {labels[0]} vs {labels[1]}")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 
@@ -132,6 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     q.add_argument("--before", type=Path, nargs="+", required=True)
     q.add_argument("--after", type=Path, nargs="+", required=True)
     q.add_argument("--out", type=Path, required=True)
+    q.add_argument("--labels", nargs=2, default=["before", "after"], metavar=("BEFORE", "AFTER"),
+                   help="legend names of the two groups (default: before after; e.g. fp32 bf16)")
     a = p.parse_args(argv)
     if a.command == "run":
         from odt.config import parse_assignments
@@ -140,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{a.out}: {res['updates']} updates, {res['cpu_s']:.1f} s CPU")
         return
     before, after = load_runs(a.before), load_runs(a.after)
-    plot(before, after, a.out)
+    plot(before, after, a.out, labels=tuple(a.labels))
     s = summary(before, after)
     a.out.with_suffix(".json").write_text(json.dumps(s, indent=1) + "\n")
     print(json.dumps(s, indent=1))
