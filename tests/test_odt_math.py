@@ -145,13 +145,13 @@ def test_sample_is_tanh_of_mean_plus_std_times_the_generators_normal_draw():
 # ----- the objective -----------------------------------------------------------------------
 
 
-def test_padded_positions_do_not_change_the_loss():
+def test_padded_positions_do_not_change_the_loss(device):
     torch.manual_seed(0)
-    mean, log_std = torch.randn(4, 6, 3), torch.full((4, 6, 3), -1.0)
-    actions = torch.rand(4, 6, 3) * 2 - 1
-    mask = torch.ones(4, 6, dtype=torch.bool)
+    mean, log_std = torch.randn(4, 6, 3).to(device), torch.full((4, 6, 3), -1.0, device=device)
+    actions = (torch.rand(4, 6, 3) * 2 - 1).to(device)
+    mask = torch.ones(4, 6, dtype=torch.bool, device=device)
     mask[:, 4:] = False
-    lam = torch.tensor(0.5)
+    lam = torch.tensor(0.5, device=device)
     torch.manual_seed(1)
     base = stochastic_policy_loss(mean, log_std, actions, mask, lam)
     garbage = actions.clone()
@@ -206,18 +206,19 @@ def _lamb_reference(params, grads_seq, lr, b1, b2, eps, wd, adapt=True):
     return ws
 
 
-def test_lamb_follows_the_update_rule():
+def test_lamb_follows_the_update_rule(device):
     torch.manual_seed(0)
     params = [torch.randn(4, 3, requires_grad=True), torch.zeros(5, requires_grad=True), torch.randn(2, requires_grad=True)]
     grads_seq = [[torch.randn_like(p) for p in params] for _ in range(5)]
     expected = _lamb_reference(params, grads_seq, lr=0.01, b1=0.9, b2=0.999, eps=1e-6, wd=0.01)
+    params = [p.detach().to(device).requires_grad_(True) for p in params]
     opt = Lamb(params, lr=0.01, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01)
     for grads in grads_seq:
         for p, g in zip(params, grads):
-            p.grad = g.clone()
+            p.grad = g.clone().to(device)
         opt.step()
     for p, e in zip(params, expected):
-        np.testing.assert_allclose(p.detach().double().numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(p.detach().double().cpu().numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("always_adapt", [False, True])

@@ -26,9 +26,9 @@ def _inputs(b=2, t=8, obs=5, act=3, seed=0):
 
 
 @pytest.mark.parametrize("stochastic", [True, False])
-def test_prediction_at_t_ignores_later_tokens(stochastic):
-    model = DecisionTransformer(5, 3, dataclasses.replace(SMALL, stochastic=stochastic)).eval()
-    s, a, g, ts = _inputs()
+def test_prediction_at_t_ignores_later_tokens(stochastic, device):
+    model = DecisionTransformer(5, 3, dataclasses.replace(SMALL, stochastic=stochastic)).eval().to(device)
+    s, a, g, ts = (x.to(device) for x in _inputs())
     t = 4
     out = model(s, a, g, ts)
     s2, a2, g2, ts2 = s.clone(), a.clone(), g.clone(), ts.clone()
