@@ -33,6 +33,7 @@ class DeviceBatches:
         self.state_std = torch.as_tensor(state_std, dtype=torch.float32, device=device)
         self.rtg_scale, self.max_ep_len = rtg_scale, max_ep_len
         self._source: tuple[object, object] | None = None  # the buffer arrays last mirrored
+        self._probs: dict[str, torch.Tensor] = {}  # per strategy, for the arrays last mirrored
 
     def _mirror(self, buffer: TrajectoryBuffer) -> None:
         """Copy the buffer to the device if its arrays changed since the last copy."""
@@ -44,10 +45,10 @@ class DeviceBatches:
         self.actions = to(d.actions)
         self.rtg = to(buffer.rtg) / self.rtg_scale
         self.starts, self.lengths = to(d.starts, torch.long), to(d.lengths, torch.long)
-        self._probs: dict[str, torch.Tensor] = {}
+        self._probs = {}
         self._source = (buffer.data, buffer.rtg)
 
-    def probabilities(self, buffer: TrajectoryBuffer, strategy: str) -> torch.Tensor:
+    def _probabilities(self, buffer: TrajectoryBuffer, strategy: str) -> torch.Tensor:
         if strategy not in self._probs:
             self._probs[strategy] = torch.as_tensor(buffer.probabilities(strategy), device=self.device)
         return self._probs[strategy]
@@ -57,7 +58,7 @@ class DeviceBatches:
         """A batch of windows as the model reads them (the same keys as the host path)."""
         self._mirror(buffer)
         flat, mask, timesteps = sample_windows_torch(self.generator, self.starts, self.lengths,
-                                                     self.probabilities(buffer, strategy), batch_size, context_len)
+                                                     self._probabilities(buffer, strategy), batch_size, context_len)
         return {
             "states": self.states[flat],
             "actions": self.actions[flat],
