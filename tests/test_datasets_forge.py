@@ -157,3 +157,22 @@ def test_packaged_hopper_policy_is_a_medium_policy(tmp_path):
     lengths, _, _ = split_points(arrays["terminals"], arrays["timeouts"])
     assert len(lengths) >= 1 and lengths[0] > 100  # it hops for a while, unlike a random policy (~20 steps)
     assert arrays["rewards"][:lengths[0]].sum() > 300
+
+
+def test_a_medium_replay_snapshot_in_the_forge_directory_does_not_replace_the_committed_policy(tmp_path):
+    """make <family>-medium-replay leaves its own SAC snapshot at policy_path; a later
+    make <family>-medium must still collect with the committed policy (the data of the committed
+    runs), and use the local snapshot only when asked to (--train: packaged=False)."""
+    spec = get_spec("hopper-medium")
+    _, committed = load_policy(spec, 0, tmp_path)
+    local = policy_path(spec, 0, tmp_path)
+    local.parent.mkdir(parents=True)
+    snapshot = torch.load(committed["path"], map_location="cpu", weights_only=False)
+    snapshot["actor"] = {k: torch.zeros_like(v) for k, v in snapshot["actor"].items()}
+    torch.save(snapshot, local)
+
+    _, record = load_policy(spec, 0, tmp_path)
+    assert record["path"] == committed["path"]
+    _, record = load_policy(spec, 0, tmp_path, packaged=False)
+    assert record["path"] == str(local)
+    assert all(not v.any() for v in record["actor"].values())

@@ -156,8 +156,11 @@ def _save_replay(spec: DatasetSpec, fc: ForgeConfig, replay: dict, record: dict,
 
 # ============================================================================ collection
 def load_policy(spec: DatasetSpec, seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussianActor, dict]:
-    """The medium behaviour policy: from the forge directory, else (if ``packaged``) the repository's."""
-    found = load_first_actor([policy_path(spec, seed, root)] + ([packaged_policy_path(spec, seed)] if packaged else []))
+    """The medium behaviour policy: the repository's (if ``packaged`` and committed), else the forge
+    directory's. The committed one comes first so that a medium-replay make, which leaves its own
+    SAC snapshot in the forge directory, does not change what a later medium make collects."""
+    local, committed = policy_path(spec, seed, root), packaged_policy_path(spec, seed)
+    found = load_first_actor(([committed] if packaged else []) + [local])
     if found is not None:
         return found
     raise DatasetUnavailable(f"no medium policy for {spec.family} seed {seed} (looked in "
