@@ -10,7 +10,8 @@ IQL does. This module computes, from the ``table1`` runs of one preset:
   - delta ODT within a run: each ``odt`` run's final score minus its own score after
     pretraining (paired by run);
   - delta IQL: each ``iql`` run's final score minus its score after offline training (paired);
-  - delta ODT minus delta IQL (Table 1 style), with its interval;
+  - delta ODT minus delta IQL (Table 1 style), with its interval, and the within-run delta ODT
+    minus delta IQL (two independent groups of paired gains);
 * the gain at the first online evaluation of each ``odt`` and ``iql`` run (ODT: after
   ``eval_every_rounds`` rounds; IQL: after ``eval_every_samples`` samples), its score there
   minus its score after pretraining: a fixed point of the curve, not a chosen best one;
@@ -89,6 +90,7 @@ def gains(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> dict[
         "delta_iql": bootstrap_combination([(iql_gain, 1.0)], reps),
         "delta_odt_minus_delta_iql": bootstrap_combination(
             [(odt.final_score, 1.0), (odt_off.final_score, -1.0), (iql_gain, -1.0)], reps),
+        "delta_odt_within_run_minus_delta_iql": bootstrap_combination([(odt_gain, 1.0), (iql_gain, -1.0)], reps),
     }
 
 
@@ -226,12 +228,14 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     if runs.empty:
         return f"No table1 runs at preset {preset!r} under {root}.\n"
     lines = [f"## Finetuning gains at the `{preset}` preset (mean [95% bootstrap CI] over seeds)", "",
-             "| dataset | δ ODT (Table 1: online − offline-protocol runs) | δ ODT (within run) | δ IQL | δ ODT − δ IQL |",
-             "|---|---|---|---|---|"]
+             "| dataset | δ ODT (Table 1: online − offline-protocol runs) | δ ODT (within run) | δ IQL | δ ODT − δ IQL "
+             "| δ ODT (within run) − δ IQL |",
+             "|---|---|---|---|---|---|"]
     for dataset in dataset_order(runs):
         g = gains(runs, dataset, reps)
         lines.append(f"| {dataset} | {g['delta_odt'].text()} | {g['delta_odt_within_run'].text()} | "
-                     f"{g['delta_iql'].text()} | {g['delta_odt_minus_delta_iql'].text()} |")
+                     f"{g['delta_iql'].text()} | {g['delta_odt_minus_delta_iql'].text()} | "
+                     f"{g['delta_odt_within_run_minus_delta_iql'].text()} |")
     curves = agg.load_results(root, preset, "table1")
     lines += ["", "## Gain at the first online evaluation (within run, mean [95% CI])", "",
               "| dataset | ODT | ODT: online samples there | IQL | IQL: online samples there |",

@@ -41,6 +41,7 @@ def test_gains_use_the_right_runs_and_ignore_incomplete_ones():
     assert g["delta_odt_within_run"].mean == pytest.approx(32.0)
     assert g["delta_iql"].mean == pytest.approx(2.0) and g["delta_iql"].lo == g["delta_iql"].hi == 2.0
     assert g["delta_odt_minus_delta_iql"].mean == pytest.approx(20.0)
+    assert g["delta_odt_within_run_minus_delta_iql"].mean == pytest.approx(30.0)  # 32 - 2
     wt = wall_times(_runs(rows)).set_index("method")
     assert wt.loc["odt", "mean"] == pytest.approx(10.0) and wt.loc["odt", "count"] == 5
     assert gains(_runs(rows), "walker2d-medium", reps=200)["delta_odt"].n == 0
