@@ -245,7 +245,7 @@ def controller_success(controller: MazeController, episodes: int, seed: int,
 
 # ============================================================================ the walker
 def load_walker(seed: int, root=None, packaged: bool = True) -> tuple[TanhGaussianActor, dict]:
-    found = load_first_actor(([packaged_walker_path(seed)] if packaged else []) + [walker_path(seed, root)])
+    found = load_first_actor([walker_path(seed, root)] + ([packaged_walker_path(seed)] if packaged else []))
     if found is not None:
         return found
     raise DatasetUnavailable(f"no ant walker for seed {seed} (looked in {walker_path(seed, root)} and "
