@@ -475,13 +475,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None,
                    help="default: paper_tables/<preset>/ for the repository's results/, else <results>/paper_tables/<preset>/")
     p.add_argument("--reps", type=int, default=None, help="bootstrap replications for rliable (default 2000; 200 for smoke)")
+    p.add_argument("--hyperparameters-out", type=Path, default=None,
+                   help="where hyperparameters.md|tex go (they depend on no results): default the parent of "
+                        "the default --out (paper_tables/ for the repository's results/); with --out and "
+                        "without this option they are checked but not written")
     args = p.parse_args(argv)
     names = args.experiments or sorted({d.parent.name for d in rec.iter_run_dirs(args.results, args.preset)})
     for name in names:
         if name not in EXPERIMENTS:
             p.error(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
     out = args.out if args.out is not None else outputs.tables_dir(args.results, args.preset)
-    paths = write_hyperparameter_tables(outputs.outputs_root(args.results) if args.out is None else args.out)
+    hyper_out = args.hyperparameters_out
+    if hyper_out is None and args.out is None:
+        hyper_out = outputs.outputs_root(args.results)
+    paths = write_hyperparameter_tables(hyper_out) if hyper_out is not None else []
     for name in names:
         paths += write_experiment_tables(name, args.results, args.preset, out, args.reps)
     for path in paths:

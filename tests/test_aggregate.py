@@ -160,6 +160,18 @@ def test_hyperparameter_tables_match_the_paper_and_catch_drift(monkeypatch):
     assert len(bad) == 1 and "hopper-medium" in bad[0] and "0.5" in bad[0]
 
 
+def test_tables_out_writes_no_stray_hyperparameter_copy(tmp_path):
+    """--out DIR gets the experiment's tables only; hyperparameters.* go where asked, or nowhere."""
+    root = tmp_path / "r"
+    root.mkdir()
+    out, hyper = tmp_path / "t" / "cpu", tmp_path / "h"
+    assert tables.main(["--results", str(root), "--out", str(out)]) == 0
+    assert not list(tmp_path.rglob("hyperparameters.*"))
+    assert tables.main(["--results", str(root), "--out", str(out), "--hyperparameters-out", str(hyper)]) == 0
+    assert sorted(p.name for p in hyper.iterdir()) == ["hyperparameters.md", "hyperparameters.tex"]
+    assert not list((tmp_path / "t").rglob("hyperparameters.*"))
+
+
 def test_variant_table_for_table_rtg_lists_the_paper(tmp_path):
     root = tmp_path / "r"
     for v in ("g_online=2g*", "g_online=g*"):
