@@ -100,6 +100,17 @@ def _split_variant(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _legend_with_seed_counts(ax: plt.Axes, data: pd.DataFrame, hue: str) -> None:
+    """Each legend entry says how many runs its line averages: 'odt (n=10)'."""
+    legend = ax.get_legend()
+    if legend is None:
+        return
+    counts = {str(k): v for k, v in data.groupby(hue)["run_id"].nunique().items()}
+    for text in legend.get_texts():
+        if text.get_text() in counts:
+            text.set_text(f"{text.get_text()} (n={counts[text.get_text()]})")
+
+
 def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = None,
             x: str = "online_samples") -> pd.DataFrame:
     e = evals(df)
@@ -116,8 +127,13 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax in axes[len(facets):]:
         ax.set_visible(False)
+    order = _order(data[hue])
+    colors = dict(zip(order, sns.color_palette(n_colors=len(order))))  # one colour per hue in every panel
     for ax, f, sub in zip(axes, facets, parts):
-        sns.lineplot(sub, x=x, y=y, hue=hue, hue_order=_order(data[hue]), errorbar=BAND, ax=ax, **BOOT)
+        present = [h for h in order if h in set(sub[hue])]  # a panel's legend names only what it draws
+        sns.lineplot(sub, x=x, y=y, hue=hue, hue_order=present, palette={h: colors[h] for h in present},
+                     errorbar=BAND, ax=ax, **BOOT)
+        _legend_with_seed_counts(ax, sub, hue)
         ax.set_title(str(f) if f is not None else "")
         ax.set_xlabel(x.replace("_", " "))
         ax.set_ylabel("normalized return" if y == "score_mean" else "return")

@@ -532,6 +532,24 @@ def test_every_figure_is_written_and_missing_ones_say_so(tree, tmp_path):
     assert {"score_mean", "nll", "entropy", "lambda"} <= set(conv.metric)
 
 
+def test_learning_curve_legends_count_runs_and_name_only_what_the_panel_draws():
+    import matplotlib.pyplot as plt
+    rows = []
+    for dataset, method, seeds in [("hopper-medium", "odt", 3), ("hopper-medium", "sac", 2),
+                                   ("antmaze-umaze", "odt", 1)]:
+        for seed in range(seeds):
+            for x in (0, 50, 100):
+                rows.append({"run_id": f"{method}-{dataset}-{seed}", "dataset": dataset, "method": method,
+                             "status": "complete", "phase": "online", "online_samples": x,
+                             "score_mean": float(x + seed)})
+    fig = plt.figure()
+    plots.draw_learning_curves(pd.DataFrame(rows), fig)
+    legends = {ax.get_title(): [t.get_text() for t in ax.get_legend().get_texts()]
+               for ax in fig.axes if ax.get_visible()}
+    plt.close(fig)
+    assert legends == {"hopper-medium": ["odt (n=3)", "sac (n=2)"], "antmaze-umaze": ["odt (n=1)"]}
+
+
 def test_on_grid_interpolates_each_run():
     df = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "m": ["x"] * 4,
                        "online_samples": [0, 100, 0, 50], "score_mean": [0.0, 10.0, 0.0, 10.0]})
