@@ -31,6 +31,7 @@ from typing import Any
 import submitit
 
 from benchmarks import records as rec
+from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
 from benchmarks.loggers import Loggers, open_loggers
 from benchmarks.methods import dataset_size
@@ -154,9 +155,11 @@ def _run_lock(directory: Path):
 
 
 def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | None = None,
-            progress: bool = False, loggers: Sequence[str] = ()) -> dict:
+            progress: bool = False, loggers: Sequence[str] = (), reuse_pretraining: bool = True) -> dict:
     """Run (or resume, or skip) one spec; returns a short summary of its final record.
     ``loggers`` ("tensorboard", "wandb") also send each curve row to those tools (benchmarks.loggers).
+    ``reuse_pretraining``: a fresh run starts from the end-of-pretraining state another run with
+    the same pretraining left on this machine (benchmarks/shared_pretraining.py), and leaves its own.
     Raises RunInProgress (and touches nothing) if another live process is running it."""
     directory = rec.run_dir(root, spec)
     check_config_unchanged(spec, directory)
@@ -165,11 +168,11 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
         return _summary(existing)
     keep_freed_memory_in_heap()
     with _run_lock(directory):
-        return _run_locked(spec, root, directory, threads, progress, loggers)
+        return _run_locked(spec, root, directory, threads, progress, loggers, reuse_pretraining)
 
 
 def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int | None, progress: bool,
-                loggers: Sequence[str] = ()) -> dict:
+                loggers: Sequence[str] = (), reuse_pretraining: bool = True) -> dict:
     existing = rec.read_record(directory)
     if existing is not None and existing.get("status") == "complete":  # finished while we waited
         return _summary(existing)
@@ -198,11 +201,21 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         notes += [f"skipped checkpoint {s}" for s in loaded.skipped]
         curve: list[dict] = []
         done_sweeps: set[str] = set()
+        shared_key = (shared.key(spec.method, _config_dict(cfg), spec.seed, dict(data.provenance))
+                      if reuse_pretraining else None)
+        pretraining_from: str | None = None
         if loaded.state is not None:
             agent.load_state_dict(loaded.state["agent"])
             curve = list(loaded.state["curve"])
             done_sweeps = set(loaded.state.get("sweeps", ()))
+            pretraining_from = loaded.state.get("pretraining_from")
             notes.append(f"attempt {attempt}: resumed from {loaded.path.name}")
+        elif shared_key is not None and (found := shared.load(root, shared_key)) is not None:
+            agent.load_state_dict(found.state["agent"])
+            curve = list(found.state["curve"])
+            pretraining_from = found.source_run
+            notes.append(f"attempt {attempt}: pretraining reused from run {found.source_run} "
+                         f"(shared state {shared_key}; its rows, counters and wall_time up to the switch are that run's)")
         rec.write_curve(directory / rec.CURVE, curve)
         live = open_loggers(loggers, directory, spec.run_id, curve, f"{spec.preset}/{spec.experiment}", spec.to_dict())
 
@@ -212,8 +225,12 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             live.log(curve[-1])
 
         def checkpoint() -> None:
-            state = {"agent": agent.state_dict(), "curve": list(curve), "sweeps": sorted(done_sweeps)}
+            state = {"agent": agent.state_dict(), "curve": list(curve), "sweeps": sorted(done_sweeps),
+                     "pretraining_from": pretraining_from}
             ckpts.save(state, step=int(agent.counters.updates))
+
+        if pretraining_from is not None and loaded.state is None:
+            checkpoint()  # the run's own copy: its resumes never depend on the shared store
 
         def sweep(phase: str) -> None:
             if not spec.g_eval_sweep or phase in done_sweeps:
@@ -231,7 +248,10 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
 
         with stop_on_signals(agent) as stop:
             try:
-                agent.pretrain(log=log, checkpoint=checkpoint)
+                pretrained_here = agent.pretrain(log=log, checkpoint=checkpoint) is not None
+                if shared_key is not None and pretrained_here and pretraining_from is None:
+                    shared.save(root, shared_key, {"agent": agent.state_dict(), "curve": list(curve), "sweeps": []},
+                                source_run=spec.run_id, step=int(agent.counters.updates))
                 if getattr(agent.counters, "online_samples", 0) == 0:
                     sweep("sweep-pretrained")
                 elif spec.g_eval_sweep and "sweep-pretrained" not in done_sweeps:
@@ -254,6 +274,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             "final_return": evals[-1].get("return_mean"),
             "offline_return": offline[-1].get("return_mean") if offline else None,
             "counters": dict(vars(agent.counters)) if hasattr(agent.counters, "__dict__") else {},
+            "pretraining_from": pretraining_from,
             "attempts": attempt, "notes": notes, "log": log_path,
             "attempt_seconds": time.time() - started,
         }
@@ -281,5 +302,9 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
 class RunJob(submitit.helpers.Checkpointable):
     """``run_one`` as a submitit job; on timeout/preemption submitit requeues the same call."""
 
+    def __init__(self, reuse_pretraining: bool = True):
+        self.reuse_pretraining = reuse_pretraining
+
     def __call__(self, spec: RunSpec, root: str, threads: int | None = None, loggers: Sequence[str] = ()) -> dict:
-        return run_one(spec, root, threads=threads, progress=False, loggers=loggers)
+        return run_one(spec, root, threads=threads, progress=False, loggers=loggers,
+                       reuse_pretraining=self.reuse_pretraining)

@@ -62,6 +62,7 @@ class LaunchOptions:
     slurm_extra: dict[str, Any] = field(default_factory=dict)  # extra sbatch options
     poll_s: float = 1.0
     loggers: tuple[str, ...] = ()  # also log curve rows to "tensorboard" / "wandb" (benchmarks.loggers)
+    reuse_pretraining: bool = True  # start from a shared end-of-pretraining state (benchmarks/shared_pretraining.py)
 
     def validate(self) -> LaunchOptions:
         from odt.config import ConfigError
@@ -304,7 +305,7 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                 continue
             if kind == "slurm":  # one job array per experiment
                 try:
-                    jobs = executor.map_array(RunJob(), group, [str(root)] * len(group), [threads] * len(group),
+                    jobs = executor.map_array(RunJob(opts.reuse_pretraining), group, [str(root)] * len(group), [threads] * len(group),
                                               [opts.loggers] * len(group))
                 except Exception as exc:  # sbatch refused (no controller, bad partition, ...)
                     submission_failed(group, exc, folder)
@@ -319,7 +320,7 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                         time.sleep(opts.poll_s)
                 try:
                     with _stderr_to(folder / CONTROLLER_LOG, kind == "local"):
-                        running.append((spec, executor.submit(RunJob(), spec, str(root), threads, opts.loggers)))
+                        running.append((spec, executor.submit(RunJob(opts.reuse_pretraining), spec, str(root), threads, opts.loggers)))
                 except Exception as exc:
                     submission_failed([spec], exc, folder)
                 show()

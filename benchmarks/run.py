@@ -95,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--parallel", type=int, default=2, help="local: runs at once (default 2)")
     g.add_argument("--threads", type=int, default=None, help="torch threads per run (default: cores / parallel locally, --cpus on Slurm)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.add_argument("--fresh-pretraining", action="store_true",
+                   help="every run computes its own pretraining; by default a run whose pretraining is "
+                        "identical to one already done on this machine (same config up to online-only "
+                        "fields, seed, data, code, threads) starts from that state "
+                        "(benchmarks/shared_pretraining.py; the record names the source run)")
     g.add_argument("--log", action="append", default=[], choices=LOGGERS,
                    help="also write each run's curve rows live to TensorBoard (<run dir>/tensorboard/) or "
                         "W&B (<run dir>/wandb/, offline unless WANDB_MODE is set); repeatable")
@@ -134,7 +139,8 @@ def _options(args: argparse.Namespace) -> LaunchOptions:
         executor=args.executor, parallel=args.parallel, threads=args.threads,
         partition=args.partition, time_min=args.time, gpus=args.gpus, cpus=args.cpus,
         mem_gb=args.mem_gb, array_parallelism=args.array_parallelism, max_requeues=args.max_requeues,
-        slurm_extra=parse_assignments(args.slurm_extra, "--slurm-extra"), loggers=tuple(args.log)).validate()
+        slurm_extra=parse_assignments(args.slurm_extra, "--slurm-extra"), loggers=tuple(args.log),
+        reuse_pretraining=not args.fresh_pretraining).validate()
 
 
 def _plan(args: argparse.Namespace, preset: str) -> list[RunSpec]:

@@ -1,0 +1,120 @@
+"""Pretraining shared by runs that differ only after the switch to online finetuning.
+
+Many comparisons give two arms the same pretraining and change only what happens online:
+``odt`` against ``odt-control`` (whether rollouts enter the buffer), the hindsight,
+g_online and curriculum ablations, and IQL's two online buffers (``share`` against
+``published``, where the offline phase is ~95% of a cpu-preset run). Each arm used to compute
+that pretraining itself.
+
+A run that finishes pretraining leaves its end-of-pretraining state (the checkpoint it takes
+there anyway) under ``<results>/_pretrained/<key>/``; a fresh run with the same key starts
+from that state instead of recomputing it, exactly as it would resume from its own checkpoint.
+The key covers what the state depends on: the method's family, its config without the fields
+listed in ``AFTER_SWITCH``, the seed, the dataset's content hash, the code version (git sha,
+plus a digest of the diff when the tree is dirty; no reuse outside git), torch's version and
+thread count, CUDA's presence and the host. Pretraining is bit-identical within one machine
+and thread count, not across machines, so a state is reused only where it was made.
+
+``tests/test_shared_pretraining.py`` changes every field of ``AFTER_SWITCH`` and checks that
+the end-of-pretraining state stays identical, and that a run started from a shared state ends
+with the same curve as the same run computed alone. A reused run says so in its record
+(``pretraining_from``: the run that computed it) and in its notes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks import records as rec
+from odt.checkpoint import CheckpointManager
+
+# Per method family: config fields that are read only after pretraining has ended (dotted paths
+# into the method's config). Each one is tested to leave the end-of-pretraining state unchanged.
+AFTER_SWITCH: dict[str, frozenset[str]] = {
+    # (not online.sampling: pretraining batches are drawn by the same rule; not online.lr,
+    # buffer_size or buffer_init: the rate switch and the buffer are made at the end of pretraining)
+    "odt": frozenset({"online.add_rollouts", "online.hindsight_relabel", "online.g_online",
+                      "online.exploration_rtg", "online.curriculum_q"}),
+    "iql": frozenset({"online_window"}),
+}
+# Methods whose runs may share pretraining, and their family (odt-control is odt with
+# online.add_rollouts off). Others (dt, sac, odt-offline: no online phase or no pretraining) never share.
+FAMILY: dict[str, str] = {"odt": "odt", "odt-control": "odt", "iql": "iql"}
+DIRNAME = "_pretrained"
+
+
+@dataclass(frozen=True)
+class SharedState:
+    state: dict  # what the runner checkpoints: {"agent": ..., "curve": [...], "sweeps": [...]}
+    source_run: str
+
+
+def flatten(config: dict, prefix: str = "") -> dict[str, Any]:
+    """{"online": {"lr": 1}} -> {"online.lr": 1}."""
+    flat: dict[str, Any] = {}
+    for name, value in config.items():
+        path = f"{prefix}{name}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{path}."))
+        else:
+            flat[path] = value
+    return flat
+
+
+def code_fingerprint() -> str | None:
+    """The git sha, with a digest of ``git diff HEAD`` when the tree is dirty; None outside git."""
+    version = rec.code_version()
+    if not version.get("git_sha") or version.get("git_dirty") is None:
+        return None
+    if not version["git_dirty"]:
+        return version["git_sha"]
+    try:
+        diff = subprocess.run(["git", "-C", str(rec.REPO_ROOT), "diff", "HEAD"], capture_output=True,
+                              timeout=20, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{version['git_sha']}+{hashlib.sha256(diff).hexdigest()[:16]}"
+
+
+def key(method: str, config: dict, seed: int, dataset_provenance: dict) -> str | None:
+    """The sharing key of a run, or None when its method never shares pretraining (or the code
+    version cannot be told)."""
+    import torch
+
+    family = FAMILY.get(method)
+    code = code_fingerprint()
+    if family is None or code is None:
+        return None
+    kept = {k: v for k, v in flatten(config).items() if k not in AFTER_SWITCH[family]}
+    data = dataset_provenance.get("sha256") or json.dumps(dataset_provenance, sort_keys=True, default=str)
+    parts = {"family": family, "config": kept, "seed": seed, "data": data, "code": code,
+             "torch": torch.__version__, "threads": torch.get_num_threads(),
+             "cuda": torch.cuda.is_available(), "host": socket.gethostname()}
+    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    return f"{family}-s{seed}-{hashlib.sha256(blob).hexdigest()[:20]}"
+
+
+def _store(root: Path | str, shared_key: str) -> CheckpointManager:
+    return CheckpointManager(Path(root) / DIRNAME / shared_key, keep=1)
+
+
+def load(root: Path | str, shared_key: str) -> SharedState | None:
+    """The shared end-of-pretraining state for this key, if one verifies (a corrupt file is
+    ignored: the run then computes its own pretraining)."""
+    loaded = _store(root, shared_key).load_latest()
+    if loaded.state is None:
+        return None
+    return SharedState(loaded.state["state"], loaded.state["source_run"])
+
+
+def save(root: Path | str, shared_key: str, state: dict, source_run: str, step: int) -> None:
+    """Leave this run's end-of-pretraining state for the runs that share its key (first one wins)."""
+    store = _store(root, shared_key)
+    if not store.paths():
+        store.save({"state": state, "source_run": source_run}, step=step)
