@@ -211,6 +211,50 @@ def finetune_lr_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps:
     return lines
 
 
+def buffer_comparison(table1: pd.DataFrame, published: pd.DataFrame, dataset: str,
+                      reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
+    """IQL's two online buffers on one dataset (protocol S4): ``share`` is Table 1's ``iql``,
+    ``published`` the ``iql_buffer`` experiment's. δ IQL of each (final - offline score, within
+    run), their difference paired by seed (final scores: a seed's two runs share the offline
+    phase), and P2 with the published buffer (δ ODT of Table 1 - δ IQL published)."""
+    share, pub = _complete(table1, "iql", dataset), _complete(published, "iql", dataset)
+    odt, odt_off = _complete(table1, "odt", dataset), _complete(table1, "odt-offline", dataset)
+    pub_gain = pub.final_score - pub.offline_score
+    paired = (pub.set_index("seed").final_score - share.set_index("seed").final_score).dropna()
+    offline_gap = (pub.set_index("seed").offline_score - share.set_index("seed").offline_score).dropna()
+    return {
+        "delta_share": bootstrap_combination([(share.final_score - share.offline_score, 1.0)], reps),
+        "delta_published": bootstrap_combination([(pub_gain, 1.0)], reps),
+        "published_minus_share": bootstrap_combination([(paired.to_numpy(), 1.0)], reps),
+        "offline_gap": bootstrap_combination([(offline_gap.to_numpy(), 1.0)], reps),
+        "p2_published": bootstrap_combination(
+            [(odt.final_score, 1.0), (odt_off.final_score, -1.0), (pub_gain, -1.0)], reps),
+    }
+
+
+def buffer_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps: int = BOOTSTRAP_REPS,
+                 seeds: Sequence[int] | None = None) -> list[str]:
+    """The S4 section: IQL's ``published`` buffer against ``share`` (no lines without ``iql_buffer`` runs)."""
+    published = agg.load_runs(root, preset, "iql_buffer")
+    if not published.empty:  # the same datasets and seeds as the Table 1 runs summarised
+        published = published[published.dataset.isin(set(table1.dataset))]
+        if seeds:
+            published = published[published.seed.isin(list(seeds))]
+    if published.empty:
+        return []
+    lines = ["", "## IQL's published buffer against the `share` window (protocol S4, experiment `iql_buffer`)", "",
+             "A seed's two IQL runs share the offline phase (the `published` run starts from the `share` run's "
+             "end-of-offline state where one was saved; `pretraining_from` in its record), so the offline gap "
+             "should be 0 and the final difference is what the buffer does.", "",
+             "| dataset | δ IQL share | δ IQL published | published − share (final, paired) | offline gap "
+             "| P2 with published: δ ODT − δ IQL |", "|---|---|---|---|---|---|"]
+    for dataset in dataset_order(published):
+        c = buffer_comparison(table1, published, dataset, reps)
+        lines.append(f"| {dataset} | {c['delta_share'].text()} | {c['delta_published'].text()} | "
+                     f"{c['published_minus_share'].text()} | {c['offline_gap'].text()} | {c['p2_published'].text()} |")
+    return lines
+
+
 def wall_times(runs: pd.DataFrame) -> pd.DataFrame:
     """Minutes per complete run by method and dataset: mean, min, max, count."""
     ok = runs[runs.status == "complete"].assign(minutes=lambda d: d.wall_time / 60.0)
@@ -245,6 +289,7 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
         lines.append(f"| {dataset} | {odt.text()} | {odt_n:.0f} | {iql.text()} | {iql_n:.0f} |")
     lines += control_lines(runs, reps)
     lines += finetune_lr_lines(root, preset, runs, reps)
+    lines += buffer_lines(root, preset, runs, reps, seeds)
     lines += ["", "## Wall time per run (minutes; one CPU thread each, two runs at once)", "",
               "| method | dataset | mean | min | max | runs |", "|---|---|---|---|---|---|"]
     for _, r in wall_times(runs).iterrows():

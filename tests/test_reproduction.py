@@ -69,3 +69,23 @@ def test_rate_comparison_is_the_difference_of_within_run_gains():
     assert c["base"].mean == pytest.approx(1.5) and c["other"].mean == pytest.approx(15.0)
     assert c["difference"].mean == pytest.approx(13.5) and c["other"].n == 3  # the failed run is left out
     assert c["other_final"].mean == pytest.approx(60.0) and c["base_final"].mean == pytest.approx(41.5)
+
+
+def test_buffer_comparison_pairs_iql_buffers_by_seed():
+    from benchmarks.reproduction import buffer_comparison
+    cols = ["method", "dataset", "status", "final_score", "offline_score", "wall_time", "seed"]
+    table1, published = [], []
+    for s in range(4):
+        table1 += [("iql", "hopper-medium", "complete", 30.0 + s, 40.0, 1.0, s),
+                   ("odt", "hopper-medium", "complete", 50.0, 20.0, 1.0, s),
+                   ("odt-offline", "hopper-medium", "complete", 45.0, 45.0, 1.0, s)]
+        published.append(("iql", "hopper-medium", "complete", 35.0 + 2 * s, 40.0, 1.0, s))
+    published.append(("iql", "hopper-medium", "complete", 99.0, 40.0, 1.0, 7))  # no share run: unpaired
+    c = buffer_comparison(pd.DataFrame(table1, columns=cols), pd.DataFrame(published, columns=cols),
+                          "hopper-medium", reps=300)
+    assert c["delta_share"].mean == pytest.approx(-8.5)  # mean(30..33) - 40
+    assert c["published_minus_share"].mean == pytest.approx(6.5) and c["published_minus_share"].n == 4  # 5 + s
+    assert c["offline_gap"].mean == 0.0 and c["offline_gap"].lo == c["offline_gap"].hi == 0.0
+    pub_gain = (35 + 37 + 39 + 41 + 99) / 5 - 40
+    assert c["delta_published"].mean == pytest.approx(pub_gain)
+    assert c["p2_published"].mean == pytest.approx((50 - 45) - pub_gain)
