@@ -593,3 +593,14 @@ def test_curriculum_figure_draws_the_exploration_rtg_beside_the_return(tmp_path)
     assert set(data.metric) == {"exploration_rtg", "score_mean"}
     last = data[data.metric == "exploration_rtg"].groupby("variant")["value"].max()
     assert last["curriculum"] == pytest.approx(2600.0) and last["fixed"] == pytest.approx(7200.0)
+
+
+def test_table1_reports_the_online_samples_each_cell_used():
+    runs = pd.DataFrame([
+        {"method": "odt", "dataset": "hopper-medium", "status": "complete", "online_samples": 5020.0},
+        {"method": "odt", "dataset": "hopper-medium", "status": "complete", "online_samples": 5400.0},
+        {"method": "odt", "dataset": "hopper-medium", "status": "failed", "online_samples": 9999.0},
+        {"method": "iql", "dataset": "hopper-medium", "status": "complete", "online_samples": 5000.0},
+        {"method": "dt", "dataset": "walker2d-medium", "status": "complete", "online_samples": float("nan")},
+    ])
+    assert tables.samples_used(runs) == [["hopper-medium", "5210 [5020, 5400]", "—", "5000 [5000, 5000]", "—"]]
