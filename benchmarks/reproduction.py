@@ -196,6 +196,8 @@ def rate_comparison(base: pd.DataFrame, other: pd.DataFrame, dataset: str,
 def finetune_lr_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
     """The ``finetune_lr`` diagnostic against table1's ODT runs (no lines if it has no runs)."""
     other = agg.load_runs(root, preset, "finetune_lr")
+    if not other.empty:  # the datasets of the Table 1 runs summarised (--datasets)
+        other = other[other.dataset.isin(set(table1.dataset))]
     if other.empty:
         return []
     lines = ["", "## ODT finetuned at the paper's learning rate (`finetune_lr`) against Table 1's ODT", "",

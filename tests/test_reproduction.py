@@ -89,3 +89,16 @@ def test_buffer_comparison_pairs_iql_buffers_by_seed():
     pub_gain = (35 + 37 + 39 + 41 + 99) / 5 - 40
     assert c["delta_published"].mean == pytest.approx(pub_gain)
     assert c["p2_published"].mean == pytest.approx((50 - 45) - pub_gain)
+
+
+def test_side_sections_keep_to_the_summarised_datasets(monkeypatch):
+    from benchmarks import aggregate as agg
+    from benchmarks import reproduction
+    cols = ["method", "dataset", "status", "final_score", "offline_score", "wall_time", "seed"]
+    other = pd.DataFrame([("odt", "hopper-medium", "complete", 50.0, 40.0, 1.0, 0),
+                          ("iql", "hopper-medium", "complete", 50.0, 40.0, 1.0, 0)], columns=cols)
+    monkeypatch.setattr(agg, "load_runs", lambda root, preset, experiment: other)
+    table1 = pd.DataFrame([("odt", "hopper-medium-replay", "complete", 30.0, 20.0, 1.0, 0)], columns=cols)
+    assert reproduction.finetune_lr_lines("r", "cpu", table1) == []
+    assert reproduction.buffer_lines("r", "cpu", table1) == []
+    assert reproduction.finetune_lr_lines("r", "cpu", other) != []
