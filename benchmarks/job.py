@@ -60,7 +60,8 @@ def _log_path() -> str | None:
     return None
 
 
-def _config_dict(cfg: Any) -> Any:
+def config_dict(cfg: Any) -> Any:
+    """A method config as the plain dict its run records (its repr if it is not a dataclass)."""
     try:
         return to_dict(cfg)
     except TypeError:
@@ -115,7 +116,7 @@ def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
     from benchmarks.methods import method_config
     from odt.config import ConfigError
     try:
-        current = _config_dict(method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict))
+        current = config_dict(method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict))
     except ConfigError:  # the spec no longer builds at all: the run itself reports that, naming the field
         return
     drift = config_drift(rec.read_json(path), current)
@@ -154,12 +155,32 @@ def _run_lock(directory: Path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _shared_or_lock(root: str | Path, shared_key: str, pretraining: contextlib.ExitStack,
+                    notes: list[str]) -> shared.SharedState | None:
+    """For a fresh run with a sharing key: the saved end-of-pretraining state if there is one;
+    else take the key's pretraining lock into ``pretraining`` (waiting while another live run
+    holds it, then looking again) and return None: this run pretrains, holding the lock until
+    it has saved its state."""
+    if (found := shared.load(root, shared_key)) is not None:
+        return found
+
+    def say(message: str) -> None:
+        print(message, flush=True)
+        notes.append(message)
+
+    pretraining.enter_context(shared.pretraining_lock(root, shared_key, say=say))
+    if (found := shared.load(root, shared_key)) is not None:  # saved while we waited
+        pretraining.close()
+    return found
+
+
 def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | None = None,
             progress: bool = False, loggers: Sequence[str] = (), reuse_pretraining: bool = True) -> dict:
     """Run (or resume, or skip) one spec; returns a short summary of its final record.
     ``loggers`` ("tensorboard", "wandb") also send each curve row to those tools (benchmarks.loggers).
     ``reuse_pretraining``: a fresh run starts from the end-of-pretraining state another run with
-    the same pretraining left on this machine (benchmarks/shared_pretraining.py), and leaves its own.
+    the same pretraining left on this machine (benchmarks/shared_pretraining.py), and leaves its own;
+    while it pretrains it holds that pretraining's lock, and a same-key run waits for it.
     Raises RunInProgress (and touches nothing) if another live process is running it."""
     directory = rec.run_dir(root, spec)
     check_config_unchanged(spec, directory)
@@ -188,11 +209,12 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
     agent = None
     live = Loggers()
     notes: list[str] = []
+    pretraining = contextlib.ExitStack()  # the shared pretraining lock, while this run pretrains for others
     try:
         from benchmarks.methods import build_agent, method_config
         data = load_data(spec)
         cfg = method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict)
-        rec.write_json(directory / rec.CONFIG, _config_dict(cfg))
+        rec.write_json(directory / rec.CONFIG, config_dict(cfg))
         rec.write_json(directory / rec.PROVENANCE, dict(data.provenance))
         agent = build_agent(spec.method, cfg, data.trajectories, data.spec.make_env, data.score_fn, progress)
 
@@ -201,7 +223,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         notes += [f"skipped checkpoint {s}" for s in loaded.skipped]
         curve: list[dict] = []
         done_sweeps: set[str] = set()
-        shared_key = (shared.key(spec.method, _config_dict(cfg), spec.seed, dict(data.provenance))
+        shared_key = (shared.key(spec.method, config_dict(cfg), spec.seed, dict(data.provenance))
                       if reuse_pretraining else None)
         pretraining_from: str | None = None
         if loaded.state is not None:
@@ -210,7 +232,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             done_sweeps = set(loaded.state.get("sweeps", ()))
             pretraining_from = loaded.state.get("pretraining_from")
             notes.append(f"attempt {attempt}: resumed from {loaded.path.name}")
-        elif shared_key is not None and (found := shared.load(root, shared_key)) is not None:
+        elif shared_key is not None and (found := _shared_or_lock(root, shared_key, pretraining, notes)) is not None:
             agent.load_state_dict(found.state["agent"])
             curve = list(found.state["curve"])
             pretraining_from = found.source_run
@@ -252,6 +274,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
                 if shared_key is not None and pretrained_here and pretraining_from is None:
                     shared.save(root, shared_key, {"agent": agent.state_dict(), "curve": list(curve), "sweeps": []},
                                 source_run=spec.run_id, step=int(agent.counters.updates))
+                pretraining.close()  # saved (or nothing to share): runs waiting for it go on
                 if getattr(agent.counters, "online_samples", 0) == 0:
                     sweep("sweep-pretrained")
                 elif spec.g_eval_sweep and "sweep-pretrained" not in done_sweeps:
@@ -294,6 +317,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         rec.write_json(directory / rec.RECORD, record)
         raise
     finally:
+        pretraining.close()
         live.close()
         if agent is not None:
             agent.close()

@@ -40,7 +40,13 @@ from tqdm.auto import tqdm
 
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
-from benchmarks.job import ConfigChanged, RunJob, check_config_unchanged, held_elsewhere
+from benchmarks.job import (
+    ConfigChanged,
+    RunJob,
+    check_config_unchanged,
+    config_dict,
+    held_elsewhere,
+)
 from benchmarks.loggers import require_loggers
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
@@ -223,6 +229,58 @@ def _failure(root: Path, spec: RunSpec, exc: BaseException, log: str | None) -> 
     return Failure(spec.run_id, error, log or (str(stored) if stored else None))
 
 
+def pretraining_groups(specs: Sequence[RunSpec]) -> list[str | None]:
+    """Each spec's pretraining-sharing group (``shared_pretraining.pretraining_group`` of its
+    config); None for a method that never shares or a spec whose config does not build."""
+    from benchmarks import shared_pretraining as shared
+    from benchmarks.methods import method_config
+    out: list[str | None] = []
+    for s in specs:
+        try:
+            config = config_dict(method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict))
+        except Exception:  # the run itself reports a config that does not build
+            out.append(None)
+            continue
+        out.append(shared.pretraining_group(s.method, config))
+    return out
+
+
+def followers(specs: Sequence[RunSpec], groups: Sequence[str | None]) -> list[bool]:
+    """For each spec, whether an earlier spec of the list has the same (group, dataset, seed):
+    that run computes the pretraining and this one can start from its state."""
+    seen: set[tuple[str, str, int]] = set()
+    out = []
+    for spec, group in zip(specs, groups, strict=True):
+        cell = (group, spec.dataset, spec.seed) if group is not None else None
+        out.append(cell in seen)
+        if cell is not None:
+            seen.add(cell)
+    return out
+
+
+def order_for_sharing(specs: Sequence[RunSpec], groups: Sequence[str | None], block: int) -> list[RunSpec]:
+    """The order to start runs in; ``groups[i]`` is the pretraining-sharing group of ``specs[i]``
+    (None: never shares), ``block`` how many runs go at once.
+
+    Seed-major, so a launch cut short leaves whole seeds (every cell of seed 0, then seed 1, ...)
+    rather than every seed of the first cells, but in blocks of ``block`` consecutive seeds:
+    within a block, the leaders (the first run of each (group, dataset, seed), and runs that never
+    share) come first in seed-major order, then the followers, which start from a leader's
+    end-of-pretraining state. Plain seed-major order would put ``odt`` and ``odt-control`` of one
+    seed side by side, start them together and have both compute the same pretraining. A
+    follower can still start before its leader has finished pretraining (too few leaders in a
+    block, leaders that finish early); it then waits for it (``shared_pretraining.pretraining_lock``)."""
+    if len(groups) != len(specs):
+        raise ValueError(f"{len(groups)} groups for {len(specs)} specs")
+    block = max(1, block)
+    order = sorted(range(len(specs)), key=lambda i: specs[i].seed)  # stable: plan order within a seed
+    follows = followers([specs[i] for i in order], [groups[i] for i in order])
+    seeds = sorted({s.seed for s in specs})
+    block_of = {seed: n // block for n, seed in enumerate(seeds)}
+    ranked = sorted(range(len(order)), key=lambda n: (block_of[specs[order[n]].seed], follows[n]))
+    return [specs[order[n]] for n in ranked]
+
+
 def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | None = None,
            progress: bool = True) -> LaunchReport:
     """Run every spec that is not complete; returns what finished and what failed."""
@@ -250,9 +308,10 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
     threads = opts.threads or (opts.cpus if kind == "slurm" else max(1, cpus // opts.parallel))
 
     groups: dict[tuple[str, str], list[RunSpec]] = {}
-    # Seed-major: a launch cut short leaves whole seeds (every cell of seed 0, then seed 1, ...)
-    # rather than every seed of the first cells; on Slurm the array order is the same.
-    for s in sorted(pending, key=lambda spec: spec.seed):
+    # Seed-major, so a launch cut short leaves whole seeds, with runs that start from another
+    # run's pretraining after their leader (order_for_sharing); on Slurm the array order is the same.
+    sharing = pretraining_groups(pending) if opts.reuse_pretraining else [None] * len(pending)
+    for s in order_for_sharing(pending, sharing, opts.parallel if kind != "slurm" else opts.array_parallelism):
         groups.setdefault((s.preset, s.experiment), []).append(s)
 
     bar = tqdm(total=len(pending), desc="runs", unit="run", disable=not progress, dynamic_ncols=True)
@@ -414,6 +473,7 @@ class Estimate:
     env_steps: float = 0.0
     flops: float = 0.0
     rough: list[str] = field(default_factory=list)  # methods whose config layout is not known
+    shared_runs: int = 0  # runs that start from another run's pretraining (not counted again)
 
     @property
     def cpu_hours(self) -> float:
@@ -441,6 +501,9 @@ class Estimate:
                 f"environment steps in total: roughly {self.cpu_hours:.3g} CPU core-hours "
                 f"({self.cpu_hours / 2:.3g} h on a 2-core machine running two at once), "
                 f"{self.gpu_hours:.3g} GPU-hours")
+        if self.shared_runs:
+            text += (f"; {self.shared_runs} run{'s' if self.shared_runs != 1 else ''} start"
+                     f"{'' if self.shared_runs != 1 else 's'} from another run's pretraining (not counted again)")
         if self.rough:
             text += (f" (per-update cost of {', '.join(sorted(set(self.rough)))} estimated as MLPs "
                      f"from generic config fields)")
@@ -470,41 +533,79 @@ def _first(d: dict[str, Any], names: Sequence[str], default: Any) -> Any:
     return default
 
 
+def _odt_layout(cfg: Any) -> bool:
+    model = getattr(cfg, "model", None)
+    return model is not None and hasattr(model, "embed_dim") and hasattr(cfg, "online")
+
+
+def _odt_update_flops(cfg: Any) -> float:
+    m = cfg.model
+    return _transformer_update_flops(cfg.optim.batch_size, m.context_len, m.n_layers, m.embed_dim)
+
+
+def _ep_len(cfg: Any) -> float:
+    # exploration episodes of half the cap (hopper-medium at the cpu preset: 380 of 1000 on
+    # average; HalfCheetah always runs to the cap): rounds are what online time depends on
+    return EPISODE_FRACTION * getattr(cfg.model, "max_ep_len", 1000)
+
+
+def _generic(cfg: Any) -> tuple[dict[str, Any], float, float]:
+    """(flattened config, offline updates, FLOPs per update as ~3 two-layer MLPs)."""
+    d = _flatten(cfg)
+    offline = _first(d, ("pretrain_updates", "offline_updates", "num_updates", "updates"), 0)
+    hidden = _first(d, ("hidden_dim", "hidden_size", "hidden"), 256)
+    batch = _first(d, ("batch_size",), 256)
+    return d, offline, 6.0 * batch * 3 * 2 * hidden * hidden
+
+
 def estimate_run(cfg: Any) -> tuple[float, float, float, bool]:
     """(gradient updates, environment steps, FLOPs, exact-layout?) of one run's config."""
-    model = getattr(cfg, "model", None)
-    if model is not None and hasattr(model, "embed_dim") and hasattr(cfg, "online"):
-        o = cfg.online
-        # exploration episodes of half the cap (hopper-medium at the cpu preset: 380 of 1000 on
-        # average; HalfCheetah always runs to the cap): rounds are what online time depends on
-        ep_len = EPISODE_FRACTION * getattr(model, "max_ep_len", 1000)
+    if _odt_layout(cfg):
+        o, ep_len = cfg.online, _ep_len(cfg)
         rounds = o.online_samples / ep_len
         updates = cfg.pretrain_updates + rounds * o.updates_per_round
         evals = cfg.pretrain_updates / cfg.eval_every_updates + rounds / o.eval_every_rounds + 1
         env_steps = o.online_samples + evals * cfg.eval_episodes * ep_len
-        flops = updates * _transformer_update_flops(cfg.optim.batch_size, model.context_len,
-                                                    model.n_layers, model.embed_dim)
-        return updates, env_steps, flops, True
-    d = _flatten(cfg)
+        return updates, env_steps, updates * _odt_update_flops(cfg), True
+    d, offline, per_update = _generic(cfg)
     online = _first(d, ("online_samples", "online_steps", "total_steps", "env_steps"), 0)
-    offline = _first(d, ("pretrain_updates", "offline_updates", "num_updates", "updates"), 0)
     updates = offline + online * _first(d, ("updates_per_step", "utd"), 1)
-    hidden = _first(d, ("hidden_dim", "hidden_size", "hidden"), 256)
-    batch = _first(d, ("batch_size",), 256)
-    flops = updates * 6.0 * batch * 3 * 2 * hidden * hidden  # ~3 two-layer MLPs
     episodes = _first(d, ("eval_episodes",), 10)
     evals = (offline / _first(d, ("eval_every_updates",), math.inf)
              + online / _first(d, ("eval_every_samples", "eval_every"), math.inf) + 1)
     env_steps = online + evals * episodes * 1000  # full-length evaluation episodes
-    return updates, env_steps, flops, False
+    return updates, env_steps, updates * per_update, False
 
 
-def estimate(specs: Sequence[RunSpec]) -> Estimate:
+def estimate_pretraining(cfg: Any) -> tuple[float, float, float]:
+    """(gradient updates, environment steps, FLOPs) of the pretraining part of ``estimate_run``:
+    the offline updates and the evaluations made during them (not the final one)."""
+    if _odt_layout(cfg):
+        updates = cfg.pretrain_updates
+        env_steps = cfg.pretrain_updates / cfg.eval_every_updates * cfg.eval_episodes * _ep_len(cfg)
+        return updates, env_steps, updates * _odt_update_flops(cfg)
+    d, offline, per_update = _generic(cfg)
+    env_steps = offline / _first(d, ("eval_every_updates",), math.inf) * _first(d, ("eval_episodes",), 10) * 1000
+    return offline, env_steps, offline * per_update
+
+
+def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True) -> Estimate:
+    """The cost of running ``specs``. With ``reuse_pretraining``, a run whose pretraining another
+    run of the list computes (same group, dataset and seed: ``followers``) is counted without
+    it. States already saved on disk under ``_pretrained/`` are not looked at: the first run of
+    each group pays its pretraining here even where it will in fact start from a saved one."""
+    from benchmarks import shared_pretraining as shared
     from benchmarks.methods import method_config
     est = Estimate(runs=len(specs))
-    for s in specs:
-        cfg = method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict)
+    configs = [method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict) for s in specs]
+    groups = ([shared.pretraining_group(s.method, config_dict(c)) for s, c in zip(specs, configs, strict=True)]
+              if reuse_pretraining else [None] * len(specs))
+    for s, cfg, follower in zip(specs, configs, followers(specs, groups), strict=True):
         u, e, f, exact = estimate_run(cfg)
+        if follower:
+            pu, pe, pf = estimate_pretraining(cfg)
+            u, e, f = u - pu, e - pe, f - pf
+            est.shared_runs += 1
         est.updates += u
         est.env_steps += e
         est.flops += f

@@ -166,7 +166,7 @@ def _run(args: argparse.Namespace) -> int:
     specs = _plan(args, preset)
     status = {s.run_id: rec.status_of(rec.run_dir(args.results, s)) for s in specs}
     todo = [s for s in specs if status[s.run_id] != "complete"]
-    est = estimate(todo)
+    est = estimate(todo, reuse_pretraining=opts.reuse_pretraining)
     gpu = kind != "slurm" and gpu_present()
     wall = est.wall_hours(kind, opts, gpu)
     print(f"{args.experiment}: preset {preset} ({why}), {len(specs)} runs, {len(specs) - len(todo)} complete, "

@@ -9,6 +9,8 @@ that pretraining itself.
 A run that finishes pretraining leaves its end-of-pretraining state (the checkpoint it takes
 there anyway) under ``<results>/_pretrained/<key>/``; a fresh run with the same key starts
 from that state instead of recomputing it, exactly as it would resume from its own checkpoint.
+While a run computes a key's pretraining it holds that key's lock (``pretraining_lock``), and a
+run with the same key waits for it rather than computing the same thing alongside.
 The key covers what the state depends on: the method's family, its config without the fields
 listed in ``AFTER_SWITCH``, the seed, the dataset's content hash, the code version (git sha,
 plus a digest of the diff when the tree is dirty; no reuse outside git), torch's version and
@@ -23,10 +25,13 @@ with the same curve as the same run computed alone. A reused run says so in its 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import socket
 import subprocess
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,18 +87,38 @@ def code_fingerprint() -> str | None:
     return f"{version['git_sha']}+{hashlib.sha256(diff).hexdigest()[:16]}"
 
 
+def pretraining_group(method: str, config: Any) -> str | None:
+    """What a run's pretraining depends on in its config: the method's family and the flattened
+    config without the family's ``AFTER_SWITCH`` fields, as a stable JSON string. Two runs of the
+    same group, dataset and seed compute the same pretraining. None when the method never shares
+    (not in ``FAMILY``) or the config is not a dict. ``key`` is built on it, so the launcher's
+    ordering (``benchmarks.launch.order_for_sharing``) and the jobs' keys never disagree."""
+    family = FAMILY.get(method)
+    if family is None or not isinstance(config, dict):
+        return None
+    kept = {k: v for k, v in flatten(config).items() if k not in AFTER_SWITCH[family]}
+    return json.dumps({"family": family, "config": kept}, sort_keys=True, default=str)
+
+
+def data_digest(dataset_provenance: dict) -> str:
+    """The dataset part of the key: the digest of the steps themselves (``content_sha256``,
+    the same for every remake of the same data) when known, else the file's sha256 (which changes
+    with each remake: the file embeds its creation time), else the whole provenance."""
+    return (dataset_provenance.get("content_sha256") or dataset_provenance.get("sha256")
+            or json.dumps(dataset_provenance, sort_keys=True, default=str))
+
+
 def key(method: str, config: dict, seed: int, dataset_provenance: dict) -> str | None:
     """The sharing key of a run, or None when its method never shares pretraining (or the code
     version cannot be told)."""
     import torch
 
-    family = FAMILY.get(method)
+    group = pretraining_group(method, config)
     code = code_fingerprint()
-    if family is None or code is None:
+    if group is None or code is None:
         return None
-    kept = {k: v for k, v in flatten(config).items() if k not in AFTER_SWITCH[family]}
-    data = dataset_provenance.get("sha256") or json.dumps(dataset_provenance, sort_keys=True, default=str)
-    parts = {"family": family, "config": kept, "seed": seed, "data": data, "code": code,
+    family = FAMILY[method]
+    parts = {"group": group, "seed": seed, "data": data_digest(dataset_provenance), "code": code,
              "torch": torch.__version__, "threads": torch.get_num_threads(),
              "cuda": torch.cuda.is_available(), "host": socket.gethostname()}
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
@@ -118,3 +143,29 @@ def save(root: Path | str, shared_key: str, state: dict, source_run: str, step: 
     store = _store(root, shared_key)
     if not store.paths():
         store.save({"state": state, "source_run": source_run}, step=step)
+
+
+def lock_path(root: Path | str, shared_key: str) -> Path:
+    return Path(root) / DIRNAME / f"{shared_key}.lock"
+
+
+@contextlib.contextmanager
+def pretraining_lock(root: Path | str, shared_key: str,
+                     say: Callable[[str], None] = print) -> Iterator[None]:
+    """Held by the run that computes the pretraining of ``shared_key``, from before it looks for a
+    saved state until it has saved its own (or given up). A run that finds it held waits (saying
+    so once), then looks again: usually it then loads the state the holder saved. An exclusive
+    ``flock``, released by the OS when its holder dies (kill -9 included), so a waiting run then
+    takes it and pretrains itself: nothing can deadlock."""
+    path = lock_path(root, shared_key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"waiting for the run pretraining {shared_key} (lock {path}) to finish its pretraining")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

@@ -109,7 +109,8 @@ def test_a_run_from_shared_pretraining_ends_as_it_would_alone(tmp_path):
     assert not (tmp_path / "alone" / shared.DIRNAME).exists()
 
     job_mod.run_one(control, tmp_path / "pair", threads=1)
-    assert len(list((tmp_path / "pair" / shared.DIRNAME).iterdir())) == 1
+    assert len([p for p in (tmp_path / "pair" / shared.DIRNAME).iterdir() if p.is_dir()]) == 1
+    assert not list((tmp_path / "pair" / shared.DIRNAME).glob("*/*.lock"))
     reused = job_mod.run_one(odt, tmp_path / "pair", threads=1)
     record = rec.read_record(rec.run_dir(tmp_path / "pair", odt))
     assert record["pretraining_from"] == control.run_id
@@ -151,3 +152,203 @@ def test_fresh_pretraining_from_the_command_line_reaches_the_jobs(tmp_path):
     assert report.done == 2 and not (tmp_path / shared.DIRNAME).exists()
     assert all(rec.read_record(rec.run_dir(tmp_path, s))["pretraining_from"] is None
                for s in (_spec("odt-control"), _spec("odt")))
+
+
+# ----- the group, the key's data part ----------------------------------------------------------
+def _cfg(method: str = "odt", **changes) -> dict:
+    return to_dict(method_config(method, "hopper-medium", "smoke", 0, changes))
+
+
+def test_the_pretraining_group_ignores_only_the_online_only_fields():
+    base = shared.pretraining_group("odt", _cfg())
+    assert base is not None and base == shared.pretraining_group("odt", _cfg())
+    assert shared.pretraining_group("odt-control", _cfg("odt-control")) == base
+    assert shared.pretraining_group("odt", _cfg(**{"online.curriculum_q": 90.0})) == base
+    assert shared.pretraining_group("odt", _cfg(**{"optim.lr": 0.5})) != base
+    assert shared.pretraining_group("odt", _cfg(**{"model.n_layers": 2})) != base
+    assert shared.pretraining_group("iql", _cfg("iql")) != base
+    assert shared.pretraining_group("dt", _cfg("dt")) is None
+
+
+def test_the_key_uses_the_digest_of_the_steps_not_of_the_file():
+    cfg = _cfg()
+    a = shared.key("odt", cfg, 0, {"sha256": "file-1", "content_sha256": "steps-1"})
+    assert a is not None
+    assert shared.key("odt", cfg, 0, {"sha256": "file-2", "content_sha256": "steps-1"}) == a  # a remake
+    assert shared.key("odt", cfg, 0, {"sha256": "file-1", "content_sha256": "steps-2"}) != a
+    # without a content digest (older provenance), the file's sha256 as before
+    assert shared.key("odt", cfg, 0, {"sha256": "f1", "content_sha256": None}) != \
+        shared.key("odt", cfg, 0, {"sha256": "f2", "content_sha256": None})
+
+
+# ----- the launch order --------------------------------------------------------------------------
+def _leader_follower_order(order, groups_of):
+    """(index, index of its leader) of every follower in ``order``."""
+    first: dict = {}
+    pairs = []
+    for i, s in enumerate(order):
+        cell = (groups_of[s.method], s.dataset, s.seed)
+        if groups_of[s.method] is None:
+            continue
+        if cell in first:
+            pairs.append((i, first[cell]))
+        else:
+            first[cell] = i
+    return pairs
+
+
+def test_order_for_sharing_starts_followers_after_their_leaders():
+    from benchmarks.launch import order_for_sharing
+    groups_of = {"odt": "g", "odt-control": "g", "dt": None}
+    specs = [_spec(m, seed) for seed in range(4) for m in ("odt", "odt-control")]
+    order = order_for_sharing(specs, [groups_of[s.method] for s in specs], block=2)
+    assert [(s.method, s.seed) for s in order] == [
+        ("odt", 0), ("odt", 1), ("odt-control", 0), ("odt-control", 1),
+        ("odt", 2), ("odt", 3), ("odt-control", 2), ("odt-control", 3)]
+
+    # plan order within a seed is kept; a follower listed first follows; dt never shares
+    specs = [_spec(m, seed) for m in ("odt-control", "dt", "odt") for seed in (2, 0, 1)]
+    for block in (1, 2, 3):
+        order = order_for_sharing(specs, [groups_of[s.method] for s in specs], block)
+        assert sorted(order, key=lambda s: s.run_id) == sorted(specs, key=lambda s: s.run_id)
+        blocks = [s.seed // block for s in order]
+        assert blocks == sorted(blocks)  # seed-major, in blocks of `block` seeds
+        for i, leader in _leader_follower_order(order, groups_of):
+            assert i >= leader + block  # `block` runs at once: the leader has started and left a slot
+    assert [(s.method, s.seed) for s in order_for_sharing(specs, [groups_of[s.method] for s in specs], 1)] == [
+        ("odt-control", 0), ("dt", 0), ("odt", 0), ("odt-control", 1), ("dt", 1), ("odt", 1),
+        ("odt-control", 2), ("dt", 2), ("odt", 2)]
+    none = order_for_sharing(specs, [None] * len(specs), 2)  # no sharing: plain seed-major
+    assert none == sorted(specs, key=lambda s: s.seed)
+
+
+def test_launch_orders_same_seed_arms_apart(tmp_path, monkeypatch):
+    """With two at once, odt and odt-control of one seed no longer start together."""
+    from benchmarks import launch as launch_mod
+    submitted: list[RunSpec] = []
+
+    class Job:
+        paths = None
+
+        def done(self):
+            return True
+
+        def result(self):
+            return {}
+
+    class Executor:
+        def submit(self, fn, spec, *args):
+            submitted.append(spec)
+            return Job()
+
+    monkeypatch.setattr(launch_mod, "make_executor", lambda *a, **k: Executor())
+    specs = [_spec(m, seed) for seed in (0, 1) for m in ("odt", "odt-control")]
+    opts = launch_mod.LaunchOptions(executor="debug", parallel=2, poll_s=0.0)
+    launch_mod.launch(specs, tmp_path, opts, progress=False)
+    assert [(s.method, s.seed) for s in submitted] == [("odt", 0), ("odt", 1), ("odt-control", 0), ("odt-control", 1)]
+
+
+# ----- the pretraining lock ----------------------------------------------------------------------
+# what pretraining_lock takes, in a process that starts in milliseconds (no torch to import)
+_HOLD = """
+import fcntl, sys, time
+with open(sys.argv[1], "a+") as f:
+    if sys.argv[3] == "1":
+        print("waits", flush=True)
+    fcntl.flock(f, fcntl.LOCK_EX)
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def _holder(root, seconds: float, key: str = "k", wait: bool = False):
+    """A process that holds the pretraining lock of ``key`` for ``seconds``; returned once it
+    holds it (``wait``: once it is about to wait for it)."""
+    import subprocess
+    import sys
+    path = shared.lock_path(root, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen([sys.executable, "-S", "-c", _HOLD, str(path), str(seconds), "1" if wait else "0"],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == ("waits" if wait else "held")
+    return proc
+
+
+def test_a_run_waits_for_the_one_pretraining_its_key(tmp_path):
+    import time
+    holder = _holder(tmp_path, 0.5)
+    said: list[str] = []
+    start = time.monotonic()
+    try:
+        with shared.pretraining_lock(tmp_path, "k", say=said.append):
+            waited = time.monotonic() - start
+    finally:
+        holder.wait(5)
+    assert waited > 0.3 and len(said) == 1 and "waiting for the run pretraining k" in said[0]
+    said.clear()
+    with shared.pretraining_lock(tmp_path, "k", say=said.append):  # free: no wait, nothing said
+        pass
+    assert said == []
+
+
+def test_a_killed_holder_leaves_the_lock_free(tmp_path):
+    import signal
+    import time
+    holder = _holder(tmp_path, 60)
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(5)
+    start = time.monotonic()
+    with shared.pretraining_lock(tmp_path, "k", say=pytest.fail):
+        assert time.monotonic() - start < 0.5
+
+
+def test_a_follower_waits_for_its_leader_then_loads_the_state_it_saved(tmp_path):
+    """job._shared_or_lock: the leader (another process) holds the lock while it pretrains and
+    saves; the follower waits, then starts from that state and leaves the lock free."""
+    import contextlib
+    import threading
+    import time
+    leader = _holder(tmp_path, 0.5)
+    save = threading.Timer(0.2, shared.save, (tmp_path, "k", {"agent": {}, "curve": [], "sweeps": []}),
+                           {"source_run": "leader", "step": 1})  # the leader's save, made from here
+    save.start()
+    stack, notes = contextlib.ExitStack(), []
+    try:
+        found = job_mod._shared_or_lock(tmp_path, "k", stack, notes)
+    finally:
+        save.join()
+        leader.wait(5)
+    assert found is not None and found.source_run == "leader"
+    assert len(notes) == 1 and "waiting for the run pretraining k" in notes[0]
+    with shared.pretraining_lock(tmp_path, "k", say=pytest.fail):  # released: no wait
+        pass
+    # nothing saved and nobody pretraining: this run takes the lock (and pretrains itself)
+    assert job_mod._shared_or_lock(tmp_path, "other", stack, notes) is None
+    waiting = _holder(tmp_path, 0.0, key="other", wait=True)
+    time.sleep(0.1)
+    assert waiting.poll() is None  # blocked by this run's lock ...
+    stack.close()
+    assert waiting.wait(5) == 0  # ... until it lets go
+
+
+# ----- the estimate ------------------------------------------------------------------------------
+def test_the_estimate_counts_a_shared_pretraining_once():
+    from benchmarks.launch import estimate, estimate_pretraining, estimate_run
+    odt, control = (RunSpec("t", m, "hopper-medium", 0, "cpu") for m in ("odt", "odt-control"))
+    cfg_odt, cfg_control = (method_config(s.method, s.dataset, s.preset, s.seed, {}) for s in (odt, control))
+    est = estimate([odt, control])
+    assert est.shared_runs == 1 and "1 run starts from another run's pretraining" in est.describe()
+    alone_u = estimate_run(cfg_odt)[0] + estimate_run(cfg_control)[0]
+    assert est.updates == pytest.approx(alone_u - cfg_odt.pretrain_updates)
+    pu, pe, pf = estimate_pretraining(cfg_control)
+    assert pu == cfg_control.pretrain_updates and 0 < pe < estimate_run(cfg_control)[1]
+    assert est.flops == pytest.approx(estimate_run(cfg_odt)[2] + estimate_run(cfg_control)[2] - pf)
+    assert estimate([odt, control], reuse_pretraining=False).shared_runs == 0
+    other_seed = RunSpec("t", "odt-control", "hopper-medium", 1, "cpu")
+    assert estimate([odt, other_seed]).shared_runs == 0
+    iql = [RunSpec("t", "iql", "hopper-medium", 0, "cpu", o) for o in ((), (("online_window", 100),))]
+    est = estimate(iql)
+    cfg = method_config("iql", "hopper-medium", "cpu", 0, {})
+    assert est.shared_runs == 1
+    assert est.updates == pytest.approx(2 * estimate_run(cfg)[0] - estimate_pretraining(cfg)[0])
+    assert 0 < estimate_pretraining(cfg)[0] < estimate_run(cfg)[0]
