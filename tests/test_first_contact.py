@@ -164,7 +164,7 @@ def test_ctrl_c_names_each_interrupted_run_and_says_it_resumes(tmp_path, data_di
 
 
 def test_ctrl_c_before_any_run_is_one_line(tmp_path, data_dir, capsys, monkeypatch):
-    def ctrl_c(specs):
+    def ctrl_c(specs, **_):
         raise KeyboardInterrupt
     monkeypatch.setattr(run_cli, "estimate", ctrl_c)
     assert _cli(tmp_path, "table1", "--preset", "smoke", "--datasets", "hopper-medium") == 130
