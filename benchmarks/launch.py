@@ -39,6 +39,7 @@ import submitit
 from tqdm.auto import tqdm
 
 from benchmarks import records as rec
+from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
 from benchmarks.job import (
     ConfigChanged,
@@ -48,6 +49,8 @@ from benchmarks.job import (
     held_elsewhere,
 )
 from benchmarks.loggers import require_loggers
+from benchmarks.methods import method_config
+from odt.config import ConfigError
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
 
@@ -71,7 +74,6 @@ class LaunchOptions:
     reuse_pretraining: bool = True  # start from a shared end-of-pretraining state (benchmarks/shared_pretraining.py)
 
     def validate(self) -> LaunchOptions:
-        from odt.config import ConfigError
         if self.executor not in EXECUTORS:
             raise ConfigError(f"unknown executor {self.executor!r}; known: {', '.join(EXECUTORS)}")
         for name in ("parallel", "time_min", "cpus", "array_parallelism"):
@@ -138,7 +140,6 @@ def largest_node_cpus(partition: str | None, timeout_s: float = 10.0) -> int | N
 
 def check_fits_slurm(opts: LaunchOptions) -> None:
     """A job asking more CPUs than any node has would pend forever without a word: refuse it."""
-    from odt.config import ConfigError
     most = largest_node_cpus(opts.partition)
     if most is not None and opts.cpus > most:
         where = f"partition {opts.partition!r}" if opts.partition else "this cluster"
@@ -229,19 +230,23 @@ def _failure(root: Path, spec: RunSpec, exc: BaseException, log: str | None) -> 
     return Failure(spec.run_id, error, log or (str(stored) if stored else None))
 
 
-def pretraining_groups(specs: Sequence[RunSpec]) -> list[str | None]:
+def spec_config(spec: RunSpec) -> Any:
+    """The method config a spec runs with (raises ConfigError naming the bad field)."""
+    return method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict)
+
+
+def pretraining_groups(specs: Sequence[RunSpec], configs: Sequence[Any] | None = None) -> list[str | None]:
     """Each spec's pretraining-sharing group (``shared_pretraining.pretraining_group`` of its
-    config); None for a method that never shares or a spec whose config does not build."""
-    from benchmarks import shared_pretraining as shared
-    from benchmarks.methods import method_config
+    config; ``configs``, when given, are the specs' configs already built); None for a method
+    that never shares or a spec whose config does not build (the run itself reports that)."""
     out: list[str | None] = []
-    for s in specs:
+    for i, s in enumerate(specs):
         try:
-            config = config_dict(method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict))
-        except Exception:  # the run itself reports a config that does not build
+            config = configs[i] if configs is not None else spec_config(s)
+        except ConfigError:
             out.append(None)
             continue
-        out.append(shared.pretraining_group(s.method, config))
+        out.append(shared.pretraining_group(s.method, config_dict(config)))
     return out
 
 
@@ -412,8 +417,6 @@ def with_overrides(specs: Sequence[RunSpec], overrides: dict[str, Any]) -> list[
 def check_configs(specs: Sequence[RunSpec]) -> None:
     """Build each distinct config once; a bad field or value raises ConfigError naming the
     method, dataset and field, before anything runs."""
-    from benchmarks.methods import method_config
-    from odt.config import ConfigError
     seen = set()
     for s in specs:
         key = (s.method, s.dataset, s.preset, s.overrides)
@@ -421,7 +424,7 @@ def check_configs(specs: Sequence[RunSpec]) -> None:
             continue
         seen.add(key)
         try:
-            method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict)
+            spec_config(s)
         except ConfigError as exc:
             raise ConfigError(f"{s.method} on {s.dataset} ({s.variant}): {exc}") from None
 
@@ -594,12 +597,9 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True) -> Estima
     run of the list computes (same group, dataset and seed: ``followers``) is counted without
     it. States already saved on disk under ``_pretrained/`` are not looked at: the first run of
     each group pays its pretraining here even where it will in fact start from a saved one."""
-    from benchmarks import shared_pretraining as shared
-    from benchmarks.methods import method_config
     est = Estimate(runs=len(specs))
-    configs = [method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict) for s in specs]
-    groups = ([shared.pretraining_group(s.method, config_dict(c)) for s, c in zip(specs, configs, strict=True)]
-              if reuse_pretraining else [None] * len(specs))
+    configs = [spec_config(s) for s in specs]
+    groups = pretraining_groups(specs, configs) if reuse_pretraining else [None] * len(specs)
     for s, cfg, follower in zip(specs, configs, followers(specs, groups), strict=True):
         u, e, f, exact = estimate_run(cfg)
         if follower:
