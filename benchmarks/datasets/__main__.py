@@ -1,4 +1,4 @@
-"""python -m benchmarks.datasets make <name> | list
+"""python -m benchmarks.datasets make <name> | list | card <name>
 
     make hopper-medium                  train SAC to the medium level (resumable), collect 1M steps
     make hopper-medium-replay           SAC's replay buffer up to the medium level
@@ -9,6 +9,9 @@
     list                                what is on disk, with provenance; each file is opened and checked
                                         (keys, shapes, finite values, fit to its environment) first;
                                         local Minari datasets ($MINARI_DATASETS_PATH) as minari:<id>
+    card hopper-medium                  write the dataset's .card.md again from its .card.json (adds
+                                        sections newer than the card, e.g. the comparison with D4RL's
+                                        published statistics); the data is not touched
 
 The data directory is $ODT_DATA_DIR (default ~/.cache/odt-bench/datasets) or --data-dir.
 """
@@ -65,6 +68,13 @@ def _list(args: argparse.Namespace) -> int:
         print("nothing on disk yet; make a dataset with: python -m benchmarks.datasets make hopper-medium")
     for name, source, path, desc in rows:
         print(f"{name:28s} {source:16s} {path}\n{'':45s}{desc}" if desc else f"{name:28s} {source:16s} {path}")
+    return 0
+
+
+def _card(args: argparse.Namespace) -> int:
+    from benchmarks.datasets.forge_base import rewrite_card_markdown
+
+    print(f"wrote {rewrite_card_markdown(args.name, args.data_dir)}")
     return 0
 
 
@@ -129,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     ls.add_argument("--data-dir")
     ls.add_argument("--all", action="store_true", help="also list registered datasets that are not on disk")
     ls.set_defaults(func=_list)
+    cd = sub.add_parser("card", help="write a dataset's .card.md again from its .card.json (data untouched)")
+    cd.add_argument("name", choices=list(DATASETS), metavar="name", help=f"one of: {', '.join(DATASETS)}")
+    cd.add_argument("--data-dir")
+    cd.set_defaults(func=_card)
     args = parser.parse_args(argv)
     from benchmarks.datasets.forge_base import ForgeError
     from benchmarks.datasets.registry import DatasetUnavailable

@@ -19,8 +19,9 @@ import torch
 
 from baselines.sac import TanhGaussianActor
 from benchmarks.datasets.d4rl_io import split_points, write_d4rl
+from benchmarks.datasets.d4rl_stats import D4RLStats, comparison_markdown, published_stats
 from benchmarks.datasets.loading import card_path, generated_path
-from benchmarks.datasets.registry import DatasetSpec, data_dir
+from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir
 from odt.checkpoint import atomic_write_bytes
 
 
@@ -138,12 +139,29 @@ def _write_dataset(spec: DatasetSpec, arrays: dict, root, fc: ForgeConfig, extra
     }
     card["sha256"] = write_d4rl(generated_path(spec.name, root), arrays, card)
     atomic_write_bytes(card_path(spec.name, root), json.dumps(card, indent=2).encode())
-    atomic_write_bytes(card_path(spec.name, root).with_suffix("").with_suffix(".card.md"),
-                       card_markdown(card).encode())
+    _write_markdown(spec.name, root, card)
     return card
 
 
-def card_markdown(card: dict) -> str:
+def _write_markdown(name: str, root, card: dict) -> Path:
+    path = card_path(name, root).with_suffix(".md")  # <name>.card.json -> <name>.card.md
+    atomic_write_bytes(path, card_markdown(card, published_stats(card.get("d4rl_equivalent", ""))).encode())
+    return path
+
+
+def rewrite_card_markdown(name: str, root=None) -> Path:
+    """Write ``<name>.card.md`` again from ``<name>.card.json``, with the sections cards have now
+    (e.g. the comparison with D4RL); the data file is neither read nor touched. Returns its path."""
+    path = card_path(name, root)
+    if not path.exists():
+        raise DatasetUnavailable(f"{name}: no card at {path}; make the dataset first: "
+                                 f"python -m benchmarks.datasets make {name}")
+    return _write_markdown(name, root, json.loads(path.read_text()))
+
+
+def card_markdown(card: dict, d4rl: D4RLStats | None) -> str:
+    """The card as markdown; ``d4rl``: what is published about D4RL's dataset of the same name
+    (``d4rl_stats.published_stats``), None if nothing is recorded."""
     def fmt(s):
         return "n/a" if s is None else f"{s['min']:.1f} / {s['mean']:.1f} / {s['max']:.1f}"
     lines = [
@@ -170,5 +188,6 @@ def card_markdown(card: dict) -> str:
         lines.append(f"- behaviour policy (SAC after {card.get('sac_steps')} steps), deterministic evaluation: "
                      f"return {ev['return_mean']:.1f} +- {ev['return_std']:.1f}, normalized {ev['score_mean']:.1f}")
     lines += ["", "## How the environment differs from D4RL's", ""] + [f"- {n}" for n in card["env_notes"]]
+    lines += [""] + comparison_markdown(card, d4rl)
     lines += ["", f"sha256 of the hdf5: `{card['sha256']}`; created {card['created']}", ""]
     return "\n".join(lines)
