@@ -34,7 +34,7 @@ from benchmarks import records as rec
 from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
 from benchmarks.loggers import Loggers, open_loggers
-from benchmarks.methods import dataset_size
+from benchmarks.methods import dataset_size, method_config
 from benchmarks.preemption import stop_on_signals
 from odt.checkpoint import CheckpointManager
 from odt.config import to_dict
@@ -58,6 +58,11 @@ def _log_path() -> str | None:
     except Exception:  # not inside a submitit job (direct call, tests)
         pass
     return None
+
+
+def spec_config(spec: RunSpec) -> Any:
+    """The method config a spec runs with (raises ConfigError naming the bad field)."""
+    return method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict)
 
 
 def config_dict(cfg: Any) -> Any:
@@ -113,10 +118,9 @@ def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
     path = directory / rec.CONFIG
     if not path.exists():
         return
-    from benchmarks.methods import method_config
     from odt.config import ConfigError
     try:
-        current = config_dict(method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict))
+        current = config_dict(spec_config(spec))
     except ConfigError:  # the spec no longer builds at all: the run itself reports that, naming the field
         return
     drift = config_drift(rec.read_json(path), current)
@@ -211,9 +215,9 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
     notes: list[str] = []
     pretraining = contextlib.ExitStack()  # the shared pretraining lock, while this run pretrains for others
     try:
-        from benchmarks.methods import build_agent, method_config
+        from benchmarks.methods import build_agent
         data = load_data(spec)
-        cfg = method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict)
+        cfg = spec_config(spec)
         rec.write_json(directory / rec.CONFIG, config_dict(cfg))
         rec.write_json(directory / rec.PROVENANCE, dict(data.provenance))
         agent = build_agent(spec.method, cfg, data.trajectories, data.spec.make_env, data.score_fn, progress)

@@ -47,9 +47,9 @@ from benchmarks.job import (
     check_config_unchanged,
     config_dict,
     held_elsewhere,
+    spec_config,
 )
 from benchmarks.loggers import require_loggers
-from benchmarks.methods import method_config
 from odt.config import ConfigError
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
@@ -230,24 +230,21 @@ def _failure(root: Path, spec: RunSpec, exc: BaseException, log: str | None) -> 
     return Failure(spec.run_id, error, log or (str(stored) if stored else None))
 
 
-def spec_config(spec: RunSpec) -> Any:
-    """The method config a spec runs with (raises ConfigError naming the bad field)."""
-    return method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict)
+def _config_or_none(spec: RunSpec) -> Any:
+    try:
+        return spec_config(spec)
+    except ConfigError:  # the run itself reports a config that does not build, naming the field
+        return None
 
 
 def pretraining_groups(specs: Sequence[RunSpec], configs: Sequence[Any] | None = None) -> list[str | None]:
     """Each spec's pretraining-sharing group (``shared_pretraining.pretraining_group`` of its
     config; ``configs``, when given, are the specs' configs already built); None for a method
-    that never shares or a spec whose config does not build (the run itself reports that)."""
-    out: list[str | None] = []
-    for i, s in enumerate(specs):
-        try:
-            config = configs[i] if configs is not None else spec_config(s)
-        except ConfigError:
-            out.append(None)
-            continue
-        out.append(shared.pretraining_group(s.method, config_dict(config)))
-    return out
+    that never shares or a spec whose config does not build."""
+    if configs is None:
+        configs = [_config_or_none(s) for s in specs]
+    return [None if c is None else shared.pretraining_group(s.method, config_dict(c))
+            for s, c in zip(specs, configs, strict=True)]
 
 
 def followers(specs: Sequence[RunSpec], groups: Sequence[str | None]) -> list[bool]:
