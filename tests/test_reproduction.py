@@ -102,3 +102,17 @@ def test_side_sections_keep_to_the_summarised_datasets(monkeypatch):
     assert reproduction.finetune_lr_lines("r", "cpu", table1) == []
     assert reproduction.buffer_lines("r", "cpu", table1) == []
     assert reproduction.finetune_lr_lines("r", "cpu", other) != []
+
+
+def test_pretraining_mismatches_name_the_seeds_where_odt_and_control_differ():
+    from benchmarks.reproduction import control_lines, pretraining_mismatches
+    rows = [("odt", "hopper-medium", "complete", 50.0, 30.0 + (s == 2), 1.0, s) for s in range(4)]
+    rows += [("odt-control", "hopper-medium", "complete", 40.0, 30.0, 1.0, s) for s in range(1, 5)]
+    runs = pd.DataFrame(rows, columns=["method", "dataset", "status", "final_score", "offline_score", "wall_time", "seed"])
+    runs = runs.assign(updates=100, online_samples=5000)
+    assert pretraining_mismatches(runs, "hopper-medium") == {2: 1.0}  # seeds 0 and 4 are unpaired
+    warning = [line for line in control_lines(runs, reps=200) if "WARNING" in line]
+    assert len(warning) == 1 and "seeds 2 (+1.0)" in warning[0]
+    same = runs.assign(offline_score=30.0)
+    assert pretraining_mismatches(same, "hopper-medium") == {}
+    assert not any("WARNING" in line for line in control_lines(same, reps=200))

@@ -1,0 +1,179 @@
+"""``python -m benchmarks.rows_protocol``: the comparisons and verdicts of ``PROTOCOL-table1-rows-cpu.md``.
+
+From the ``table1`` runs of one preset, per domain D (hopper, walker2d, halfcheetah, ant: its
+``-medium`` and ``-medium-replay`` rows), in the protocol's terms:
+
+* **C1**, the paper's comparison: sum over D's rows of (delta ODT - delta IQL), with
+  delta ODT = mean ``odt`` final - mean ``odt-offline`` final (Table 1's definition, two sets
+  of runs) and delta IQL = each ``iql`` run's final minus its offline score (within run);
+* **C2**, what online data adds: ``odt`` - ``odt-control`` paired by seed, per row and summed
+  over D (the two arms share each seed's pretraining);
+* **C3**, DT against ODT's offline protocol: mean ``odt-offline`` - mean ``dt``, per row;
+* **C4**, over the 8 locomotion rows once all have run: sum ODT (online) - sum IQL (online), and
+  sum delta ODT - sum delta IQL.
+
+A sum over rows is bootstrapped by resampling each row's seeds independently and summing the
+row means (95% percentile interval, 10,000 resamples, seeded). The verdict rules are the
+protocol's, fixed before its runs; a domain's C1, C2 or C4 gets no verdict until every row it
+sums has at least ``MIN_SEEDS`` complete seeds of every arm it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks import aggregate as agg
+from benchmarks import records as rec
+from benchmarks import reference
+from benchmarks.reproduction import BOOTSTRAP_REPS, Estimate, bootstrap_combination
+from benchmarks.tables import write_text
+from odt.config import PRESETS
+
+DOMAINS: dict[str, tuple[str, ...]] = {
+    d: (f"{d}-medium", f"{d}-medium-replay") for d in ("hopper", "walker2d", "halfcheetah", "ant")}
+LARGE_GAP = ("hopper", "walker2d")  # the paper's C1 is large here; within +-3.5 on the others
+EQUIVALENCE = 3.0  # C2: an interval inside [-3, +3] says online data adds nothing
+MIN_SEEDS = 5
+Groups = list[tuple[Sequence[float], float]]
+
+
+def _scores(runs: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
+    sel = runs[(runs.method == method) & (runs.dataset == dataset) & (runs.status == "complete")]
+    return sel.set_index("seed")
+
+
+def _row_groups_c1(runs: pd.DataFrame, dataset: str) -> Groups:
+    odt, off, iql = (_scores(runs, m, dataset) for m in ("odt", "odt-offline", "iql"))
+    return [(odt.final_score.to_numpy(), 1.0), (off.final_score.to_numpy(), -1.0),
+            ((iql.final_score - iql.offline_score).to_numpy(), -1.0)]
+
+
+def _row_groups_c2(runs: pd.DataFrame, dataset: str) -> Groups:
+    diffs = (_scores(runs, "odt", dataset).final_score - _scores(runs, "odt-control", dataset).final_score).dropna()
+    return [(diffs.to_numpy(), 1.0)]
+
+
+def _row_groups_c3(runs: pd.DataFrame, dataset: str) -> Groups:
+    return [(_scores(runs, "odt-offline", dataset).final_score.to_numpy(), 1.0),
+            (_scores(runs, "dt", dataset).final_score.to_numpy(), -1.0)]
+
+
+def _row_groups_c4_online(runs: pd.DataFrame, dataset: str) -> Groups:
+    return [(_scores(runs, "odt", dataset).final_score.to_numpy(), 1.0),
+            (_scores(runs, "iql", dataset).final_score.to_numpy(), -1.0)]
+
+
+def summed(runs: pd.DataFrame, datasets: Sequence[str], row_groups, reps: int = BOOTSTRAP_REPS) -> Estimate:
+    """The sum over ``datasets`` of each row's signed combination of group means, every group
+    resampled on its own; n is the smallest group's seed count (0 if a row has no runs)."""
+    groups = [g for d in datasets for g in row_groups(runs, d)]
+    return bootstrap_combination(groups, reps)
+
+
+def c1_verdict(domain: str, e: Estimate) -> str:
+    if e.n < MIN_SEEDS:
+        return "incomplete"
+    if domain in LARGE_GAP:
+        return "supports" if e.lo > 0 else "contradicts" if e.hi < 0 else "inconclusive"
+    return "consistent with the paper" if e.lo <= 0 <= e.hi else "differs from it"
+
+
+def c2_verdict(e: Estimate) -> str:
+    if e.n < MIN_SEEDS:
+        return "incomplete"
+    if e.lo > 0:
+        return "supports"
+    if e.hi < 0 or (e.lo >= -EQUIVALENCE and e.hi <= EQUIVALENCE):
+        return "contradicts"
+    return "inconclusive"
+
+
+def c3_verdict(e: Estimate) -> str:
+    if e.n < MIN_SEEDS:
+        return "incomplete"
+    return "differs from it" if e.hi < 0 else "consistent with the paper"
+
+
+def paper_c1(domain: str) -> float:
+    rows = reference.load("table1")["rows"]
+    return sum(rows[d]["delta_odt"] - rows[d]["delta_iql"] for d in DOMAINS[domain])
+
+
+def paper_c3(dataset: str) -> float:
+    row = reference.load("table1")["rows"][dataset]
+    return row["odt_offline"][0] - row["dt"][0]
+
+
+def report_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+    lines = ["# Per-domain comparisons of `PROTOCOL-table1-rows-cpu.md`", "",
+             f"95% percentile bootstrap over seeds ({reps:,} resamples); a sum "
+             "over rows resamples each row's seeds independently. n: the smallest seed count among "
+             f"the groups summed. No verdict ('incomplete') below {MIN_SEEDS} seeds in any group.", "",
+             "## C1: Σ_D δ ODT − Σ_D δ IQL", "",
+             "| domain | ours | the paper | verdict |", "|---|---|---|---|"]
+    for domain, rows in DOMAINS.items():
+        e = summed(runs, rows, _row_groups_c1, reps)
+        lines.append(f"| {domain} | {e.text()} | {paper_c1(domain):+.1f} | {c1_verdict(domain, e)} |")
+    lines += ["", "## C2: ODT − `odt-control`, paired by seed", "",
+              "| domain / row | ours | verdict |", "|---|---|---|"]
+    for domain, rows in DOMAINS.items():
+        e = summed(runs, rows, _row_groups_c2, reps)
+        lines.append(f"| **{domain}** (sum) | {e.text()} | {c2_verdict(e)} |")
+        for d in rows:
+            e = summed(runs, [d], _row_groups_c2, reps)
+            lines.append(f"| {d} | {e.text()} | {c2_verdict(e)} |")
+    lines += ["", "## C3: ODT offline − DT", "", "| row | ours | the paper | verdict |", "|---|---|---|---|"]
+    for d in (d for rows in DOMAINS.values() for d in rows):
+        e = summed(runs, [d], _row_groups_c3, reps)
+        lines.append(f"| {d} | {e.text()} | {paper_c3(d):+.1f} | {c3_verdict(e)} |")
+    lines += c4_lines(runs, reps)
+    return lines
+
+
+def c4_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+    rows = [d for r in DOMAINS.values() for d in r]
+    sums = reference.load("table1")["sums"]["locomotion"]
+    online = summed(runs, rows, _row_groups_c4_online, reps)
+    delta = summed(runs, rows, _row_groups_c1, reps)
+    ready = min(online.n, delta.n) >= MIN_SEEDS
+    status = "" if ready else " (incomplete: some of the 8 rows lack runs; read nothing from it)"
+    return ["", f"## C4: sums over the 8 locomotion rows{status}", "",
+            "| comparison | ours | the paper |", "|---|---|---|",
+            f"| Σ ODT (online) − Σ IQL (online) | {online.text()} | {sums['odt_online'] - sums['iql_online']:+.1f} |",
+            f"| Σ δ ODT − Σ δ IQL | {delta.text()} | {sums['delta_odt'] - sums['delta_iql']:+.1f} |",
+            "", "Only the sign of Σ δ ODT − Σ δ IQL is read (the protocol). rliable's aggregates over "
+            "the rows are in `paper_tables/<preset>/table1.md`.", ""]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.rows_protocol", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--preset", default="cpu", choices=PRESETS)
+    p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
+    p.add_argument("--seeds", type=int, nargs="+", default=None, help="only these seeds")
+    p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples (>= 100)")
+    p.add_argument("--out", type=Path, default=None, help="also write the text here, e.g. paper_tables/rows_protocol_cpu.md")
+    args = p.parse_args(argv)
+    if args.reps < 100:
+        print(f"error: --reps={args.reps} is out of range: >= 100", file=sys.stderr)
+        return 2
+    runs = agg.load_runs(args.results, args.preset, "table1")
+    if runs.empty:
+        print(f"error: no table1 runs at preset {args.preset!r} under {args.results}", file=sys.stderr)
+        return 1
+    if args.seeds:
+        runs = runs[runs.seed.isin(args.seeds)]
+    text = "\n".join(report_lines(runs, args.reps))
+    print(text)
+    if args.out:
+        write_text(args.out, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

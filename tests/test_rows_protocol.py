@@ -1,0 +1,92 @@
+"""The per-domain comparisons of PROTOCOL-table1-rows-cpu.md, on hand-made runs."""
+
+import pandas as pd
+import pytest
+
+from benchmarks import rows_protocol as rp
+from benchmarks.reproduction import Estimate
+
+
+def _runs(rows):
+    return pd.DataFrame(rows, columns=["method", "dataset", "seed", "status", "final_score", "offline_score"])
+
+
+def _row(dataset, odt, off, iql_final, iql_off, seeds=range(5)):
+    return ([("odt", dataset, s, "complete", odt + s, 10.0) for s in seeds]
+            + [("odt-offline", dataset, s, "complete", off, off) for s in seeds]
+            + [("iql", dataset, s, "complete", iql_final, iql_off) for s in seeds])
+
+
+def test_c1_sums_table1_deltas_over_the_domain_rows():
+    rows = _row("walker2d-medium", 40.0, 30.0, 35.0, 33.0) + _row("walker2d-medium-replay", 20.0, 25.0, 10.0, 14.0)
+    rows.append(("odt", "walker2d-medium", 9, "failed", 1e6, 0.0))  # ignored: not complete
+    e = rp.summed(_runs(rows), rp.DOMAINS["walker2d"], rp._row_groups_c1, reps=500)
+    # medium: delta ODT = mean(40..44) - 30 = 12, delta IQL = 2; replay: delta ODT = 22 - 25 = -3, delta IQL = -4
+    assert e.mean == pytest.approx((12.0 - 2.0) + (-3.0 + 4.0))
+    assert e.n == 5 and e.lo < e.mean < e.hi
+
+
+def test_c1_is_incomplete_while_a_row_lacks_an_arm():
+    runs = _runs(_row("ant-medium", 40.0, 30.0, 35.0, 33.0))  # ant-medium-replay has no runs
+    e = rp.summed(runs, rp.DOMAINS["ant"], rp._row_groups_c1, reps=200)
+    assert e.n == 0 and rp.c1_verdict("ant", e) == "incomplete"
+
+
+def test_c2_pairs_odt_and_control_by_seed():
+    rows = [("odt", "hopper-medium", s, "complete", 10.0 * s + 5.0, 20.0) for s in range(6)]
+    rows += [("odt-control", "hopper-medium", s, "complete", 10.0 * s, 20.0) for s in range(1, 7)]
+    e = rp.summed(_runs(rows), ["hopper-medium"], rp._row_groups_c2, reps=500)
+    # seeds 1-5 in both arms, each differing by exactly 5: a paired interval has no width
+    assert (e.lo, e.mean, e.hi, e.n) == (5.0, 5.0, 5.0, 5)
+
+
+def test_c3_is_odt_offline_minus_dt_as_independent_groups():
+    rows = [("odt-offline", "halfcheetah-medium", s, "complete", 40.0 + s, 40.0 + s) for s in range(5)]
+    rows += [("dt", "halfcheetah-medium", s, "complete", 41.0, 41.0) for s in range(7)]
+    e = rp.summed(_runs(rows), ["halfcheetah-medium"], rp._row_groups_c3, reps=500)
+    assert e.mean == pytest.approx(1.0) and e.n == 5
+
+
+@pytest.mark.parametrize("domain,lo,hi,expected", [
+    ("hopper", 0.5, 9.0, "supports"), ("hopper", -9.0, -0.5, "contradicts"), ("walker2d", -1.0, 9.0, "inconclusive"),
+    ("halfcheetah", -1.0, 1.0, "consistent with the paper"), ("ant", 0.5, 4.0, "differs from it"),
+    ("ant", -6.0, -4.0, "differs from it")])
+def test_c1_verdicts_follow_the_protocol(domain, lo, hi, expected):
+    assert rp.c1_verdict(domain, Estimate((lo + hi) / 2, lo, hi, 5)) == expected
+
+
+@pytest.mark.parametrize("lo,hi,expected", [
+    (0.1, 8.0, "supports"), (-8.0, -0.1, "contradicts"), (-2.9, 2.9, "contradicts"), (-4.0, 2.0, "inconclusive")])
+def test_c2_verdicts_follow_the_protocol(lo, hi, expected):
+    assert rp.c2_verdict(Estimate((lo + hi) / 2, lo, hi, 5)) == expected
+
+
+def test_c3_verdict_and_the_seed_floor():
+    assert rp.c3_verdict(Estimate(1.0, -1.0, 3.0, 5)) == "consistent with the paper"
+    assert rp.c3_verdict(Estimate(-3.0, -5.0, -1.0, 5)) == "differs from it"
+    assert rp.c3_verdict(Estimate(9.0, 8.0, 10.0, 4)) == "incomplete"
+    assert rp.c2_verdict(Estimate(9.0, 8.0, 10.0, 4)) == "incomplete"
+
+
+def test_paper_values_are_the_ones_the_protocol_states():
+    # PROTOCOL-table1-rows-cpu.md, C1, from the paper's Table 1 by hand: hopper (30.59 + 2.25) - (2.98 + 4.10)
+    assert {d: round(rp.paper_c1(d), 1) for d in rp.DOMAINS} == {
+        "hopper": 25.8, "walker2d": 15.2, "halfcheetah": -0.2, "ant": 3.4}
+    assert rp.paper_c3("ant-medium") == pytest.approx(91.33 - 93.56)
+
+
+def test_c4_waits_for_all_eight_rows_and_then_sums_them():
+    rows = []
+    for d in (d for r in rp.DOMAINS.values() for d in r):
+        rows += _row(d, 40.0, 30.0, 35.0, 33.0)
+    text = "\n".join(rp.c4_lines(_runs(rows), reps=200))
+    # each row: ODT online mean 42 - IQL online 35 = 7; delta ODT 12 - delta IQL 2 = 10
+    assert "incomplete" not in text and "+56.0" in text and "+80.0" in text
+    partial = _runs([r for r in rows if r[1] != "ant-medium-replay"])
+    assert "incomplete" in "\n".join(rp.c4_lines(partial, reps=200))
+
+
+def test_cli_rejects_few_resamples_and_an_empty_tree(tmp_path, capsys):
+    assert rp.main(["--results", str(tmp_path), "--reps", "50"]) == 2
+    assert rp.main(["--results", str(tmp_path)]) == 1
+    assert "no table1 runs" in capsys.readouterr().err
