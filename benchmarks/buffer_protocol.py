@@ -25,7 +25,12 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
-from benchmarks.reproduction import BOOTSTRAP_REPS, Estimate, bootstrap_combination
+from benchmarks.reproduction import (
+    BOOTSTRAP_REPS,
+    Estimate,
+    bootstrap_combination,
+    directional_verdict,
+)
 from benchmarks.tables import write_text
 
 EXPERIMENT, DATASET = "buffer_size", "hopper-medium"
@@ -35,13 +40,7 @@ ARMS = ("odt", "odt-control")
 
 def verdict(e: Estimate) -> str:
     """The protocol's rule for an interval of a difference that the paper says is positive."""
-    if e.n == 0:
-        return "no data"
-    if e.lo > 0:
-        return "supports"
-    if e.hi < 0 or (e.lo >= -EQUIVALENCE and e.hi <= EQUIVALENCE):
-        return "contradicts"
-    return "inconclusive"
+    return "no data" if e.n == 0 else directional_verdict(e, EQUIVALENCE)
 
 
 def buffer_of(variant: str) -> int:

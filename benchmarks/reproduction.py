@@ -76,6 +76,34 @@ def bootstrap_combination(groups: Sequence[tuple[Sequence[float], float]], reps:
     return Estimate(float(point), float(lo), float(hi), min(a.size for a, _ in arrays))
 
 
+def directional_verdict(e: Estimate, equivalence: float | None = None) -> str:
+    """The protocols' rule for the interval of a difference the paper says is positive:
+    **supports** if it lies above 0, **contradicts** if it lies below 0 or (given an
+    ``equivalence`` band) inside [-equivalence, +equivalence], otherwise **inconclusive**."""
+    if e.lo > 0:
+        return "supports"
+    if e.hi < 0 or (equivalence is not None and e.lo >= -equivalence and e.hi <= equivalence):
+        return "contradicts"
+    return "inconclusive"
+
+
+def add_analysis_arguments(p: argparse.ArgumentParser) -> None:
+    """The options every protocol analysis CLI shares: --preset, --results, --seeds, --reps."""
+    p.add_argument("--preset", default="cpu", choices=PRESETS)
+    p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
+    p.add_argument("--seeds", type=int, nargs="+", default=None,
+                   help="only these seeds (e.g. a protocol's fresh seeds: --seeds 5 6 7 8 9)")
+    p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples (>= 100)")
+
+
+def reps_in_range(reps: int) -> bool:
+    """False (with the error printed) if --reps is too small for a 95% percentile interval."""
+    if reps < 100:
+        print(f"error: --reps={reps} is out of range: >= 100", file=sys.stderr)
+        return False
+    return True
+
+
 def _complete(runs: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
     return runs[(runs.method == method) & (runs.dataset == dataset) & (runs.status == "complete")]
 
@@ -324,17 +352,12 @@ def dataset_order(runs: pd.DataFrame) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.reproduction", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--preset", default="cpu", choices=PRESETS)
-    p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
+    add_analysis_arguments(p)
     p.add_argument("--datasets", nargs="+", default=None, help="only these datasets")
-    p.add_argument("--seeds", type=int, nargs="+", default=None,
-                   help="only these seeds (e.g. a protocol's fresh seeds: --seeds 5 6 7 8 9)")
-    p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples")
     p.add_argument("--out", type=Path, default=None,
                    help="also write the text here (default: print only), e.g. paper_tables/reproduction_cpu.md")
     args = p.parse_args(argv)
-    if args.reps < 100:
-        print(f"error: --reps={args.reps} is out of range: >= 100", file=sys.stderr)
+    if not reps_in_range(args.reps):
         return 2
     text = summary_text(args.results, args.preset, args.datasets, args.reps, args.seeds)
     print(text)

@@ -28,11 +28,16 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks import aggregate as agg
-from benchmarks import records as rec
 from benchmarks import reference
-from benchmarks.reproduction import BOOTSTRAP_REPS, Estimate, bootstrap_combination
+from benchmarks.reproduction import (
+    BOOTSTRAP_REPS,
+    Estimate,
+    add_analysis_arguments,
+    bootstrap_combination,
+    directional_verdict,
+    reps_in_range,
+)
 from benchmarks.tables import write_text
-from odt.config import PRESETS
 
 DOMAINS: dict[str, tuple[str, ...]] = {
     d: (f"{d}-medium", f"{d}-medium-replay") for d in ("hopper", "walker2d", "halfcheetah", "ant")}
@@ -79,18 +84,12 @@ def c1_verdict(domain: str, e: Estimate) -> str:
     if e.n < MIN_SEEDS:
         return "incomplete"
     if domain in LARGE_GAP:
-        return "supports" if e.lo > 0 else "contradicts" if e.hi < 0 else "inconclusive"
+        return directional_verdict(e)
     return "consistent with the paper" if e.lo <= 0 <= e.hi else "differs from it"
 
 
 def c2_verdict(e: Estimate) -> str:
-    if e.n < MIN_SEEDS:
-        return "incomplete"
-    if e.lo > 0:
-        return "supports"
-    if e.hi < 0 or (e.lo >= -EQUIVALENCE and e.hi <= EQUIVALENCE):
-        return "contradicts"
-    return "inconclusive"
+    return "incomplete" if e.n < MIN_SEEDS else directional_verdict(e, EQUIVALENCE)
 
 
 def c3_verdict(e: Estimate) -> str:
@@ -153,14 +152,10 @@ def c4_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.rows_protocol", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--preset", default="cpu", choices=PRESETS)
-    p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
-    p.add_argument("--seeds", type=int, nargs="+", default=None, help="only these seeds")
-    p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples (>= 100)")
+    add_analysis_arguments(p)
     p.add_argument("--out", type=Path, default=None, help="also write the text here, e.g. paper_tables/rows_protocol_cpu.md")
     args = p.parse_args(argv)
-    if args.reps < 100:
-        print(f"error: --reps={args.reps} is out of range: >= 100", file=sys.stderr)
+    if not reps_in_range(args.reps):
         return 2
     runs = agg.load_runs(args.results, args.preset, "table1")
     if runs.empty:
