@@ -40,7 +40,7 @@ def load_results(root: Path | str, preset: str | None = None, experiment: str | 
     """Every curve row of every run under root, tidy."""
     rows = []
     for directory in rec.iter_run_dirs(root, preset, experiment):
-        base = {**_spec_row(directory), "status": rec.status_of(directory)}
+        base = {**_spec_row(directory), "status": rec.status_of(directory), "data_source": _source(directory)}
         curve = rec.read_curve(directory / rec.CURVE)
         if not curve:
             rows.append({**base, "step": -1})
@@ -60,8 +60,7 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
     rows = []
     for directory in rec.iter_run_dirs(root, preset, experiment):
         record = rec.read_record(directory) or {}
-        prov_path = directory / rec.PROVENANCE
-        provenance = rec.read_json(prov_path) if prov_path.exists() else {}
+        provenance = _provenance(directory)
         source = provenance.get("source")
         rows.append({
             **_spec_row(directory), "status": rec.status_of(directory),
@@ -80,6 +79,16 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
               "updates", "online_samples"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
     return df.sort_values(["preset", "experiment", "run_id"], kind="stable").reset_index(drop=True)
+
+
+def _provenance(directory: Path) -> dict:
+    path = directory / rec.PROVENANCE
+    return rec.read_json(path) if path.exists() else {}
+
+
+def _source(directory: Path) -> str | None:
+    """Where the run's data came from: 'generated' (the forge), 'd4rl', 'minari', 'generated-smoke'."""
+    return _provenance(directory).get("source")
 
 
 def _scoring(provenance: dict) -> str | None:

@@ -44,6 +44,7 @@ class Figure:
     title: str
     draw: Callable[[pd.DataFrame, plt.Figure], pd.DataFrame]  # returns the data drawn
     size: tuple[float, float] = (7.0, 4.0)
+    select: Callable[[pd.DataFrame], pd.DataFrame] | None = None  # the experiment's runs the figure uses
 
 
 # ----- data helpers --------------------------------------------------------------------------
@@ -69,12 +70,14 @@ def on_grid(df: pd.DataFrame, x: str, y: str, by: list[str], points: int = 40,
     df = df.dropna(subset=[x, y])
     if df.empty:
         return pd.DataFrame(columns=[*by, "run_id", x, y])
-    grid = np.linspace(0.0, common_end(df, x) if common else float(df[x].max()), points)
+    # from the first x every run has (no flat extrapolation before a run's first evaluation)
+    start = float(df.groupby("run_id")[x].min().max()) if common else float(df[x].min())
+    grid = np.linspace(start, common_end(df, x) if common else float(df[x].max()), points)
     out = []
     for keys, g in df.groupby([*by, "run_id"], sort=True):
         g = g.sort_values(x)
         xs, ys = g[x].to_numpy(float), g[y].to_numpy(float)
-        inside = grid[grid <= xs.max()]
+        inside = grid[(grid >= xs.min()) & (grid <= xs.max())]
         vals = np.interp(inside, xs, ys)
         keys = keys if isinstance(keys, tuple) else (keys,)
         out.append(pd.DataFrame({**dict(zip([*by, "run_id"], keys)), x: inside, y: vals}))
@@ -158,15 +161,31 @@ def draw_learning_curves(df, fig):
     return _curves(online, fig, hue="method", facet="dataset")
 
 
+def convergence_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 2 from Table 1's ``odt`` runs on hopper-medium (reused, never rerun)."""
+    return df[(df.method == "odt") & (df.dataset == "hopper-medium")]
+
+
+HOPPER_BETA = -3.0  # the target entropy -|A| of Hopper (3 action dimensions)
+
+
 def draw_convergence(df, fig):
-    e = evals(df[(df.method == "odt") & (df.dataset == "hopper-medium")])
+    e = evals(df)
     cols = [c for c in (_y(e), "nll", "entropy", "lambda") if c in e]
     axes = fig.subplots(1, len(cols), squeeze=False)[0]
+    titles = {"score_mean": "normalized return", "return_mean": "return", "nll": "NLL",
+              "entropy": "policy entropy (dashed: β = −|A| = −3)", "lambda": "λ (temperature)"}
     parts = []
     for ax, c in zip(axes, cols):
-        d = on_grid(e, "updates", c, ["method"])
+        d = on_grid(e, "updates", c, ["method"], common=True)  # every point averages every run
         sns.lineplot(d, x="updates", y=c, errorbar=BAND, ax=ax, **BOOT)
-        ax.set_title(c)
+        if c == "entropy":
+            ax.axhline(HOPPER_BETA, color="grey", ls="--", lw=0.8)
+        if c == "lambda":
+            ax.set_ylim(bottom=0)
+        ax.set_title(titles.get(c, c))
+        ax.set_ylabel("")
+        ax.set_xlabel("gradient updates (pretraining, then online)")
         parts.append(d.assign(metric=c).rename(columns={c: "value"}))
     return pd.concat(parts, ignore_index=True) if parts else e
 
@@ -276,6 +295,11 @@ def draw_offline_curve(df, fig):
     return _curves(df, fig, hue="dataset", x="updates")
 
 
+def stability_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 11 from Table 1's hopper-medium runs (the protocol reuses them, never reruns them)."""
+    return df[(df.dataset == "hopper-medium") & df.method.isin(["odt", "iql", "sac"])]
+
+
 def draw_stability(df, fig):
     return _curves(df, fig, hue="method")
 
@@ -285,7 +309,8 @@ FIGURES = [
     Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning", draw_control, (10, 4)),
     Figure("buffer_size", "buffer_size", "Protocol PROTOCOL-buffer-cpu.md: what online data adds at three buffer sizes (hopper-medium)", draw_buffer_size, (11, 4)),
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
-    Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium, return, NLL, entropy and lambda", draw_convergence, (14, 3.5)),
+    Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda",
+           draw_convergence, (14, 3.5), select=convergence_runs),
     Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)", draw_stoch, (10, 4)),
     Figure("g_eval", "g_eval", "Fig. 3 / 5 (L): return against g_eval", draw_g_eval, (10, 4)),
     Figure("g_online", "g_online", "Fig. 5 (R): final return against g_online", draw_variant_final),
@@ -297,7 +322,8 @@ FIGURES = [
     Figure("pos_embedding", "pos_embedding", "Fig. 10: positional embedding on / off (walker2d-medium)", draw_grid_final, (9, 4)),
     Figure("lambda", "lambda", "Fig. 12: entropy and lambda from several initial lambdas", draw_lambda, (10, 4)),
     Figure("sampling", "sampling", "Appendix F: sampling by length vs by return", draw_variant_curves),
-    Figure("stability", "stability", "Fig. 11: stability of ODT, IQL and SAC (hopper-medium)", draw_stability),
+    Figure("stability", "table1", "Fig. 11: stability of ODT, IQL and SAC (hopper-medium, Table 1's runs)",
+           draw_stability, select=stability_runs),
     Figure("table_rtg", "table_rtg", "Appendix D: g_online = 2g* vs g*", draw_table_rtg, (12, 4)),
 ]
 
@@ -326,8 +352,39 @@ def _status_note(runs: pd.DataFrame) -> str:
     return ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
 
 
+def _ranges(values) -> str:
+    """[20, 21, 22, 24] -> '20-22, 24'."""
+    vals, parts = sorted({int(v) for v in values}), []
+    for v in vals:
+        if parts and v == parts[-1][1] + 1:
+            parts[-1][1] = v
+        else:
+            parts.append([v, v])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in parts)
+
+
+DATA_SOURCES = {"generated": "generated here by the project's forge (D4RL's recipe), not D4RL's files",
+                "generated-smoke": "tiny generated smoke data", "d4rl": "D4RL's files"}
+
+
+def provenance_note(complete: pd.DataFrame) -> str:
+    """What a reader needs beside the curves: seeds, the online samples the runs actually used
+    (each stops at the first round past the budget), and where the data came from."""
+    parts = [f"seeds {_ranges(complete.seed)}"]
+    if "online_samples" in complete and complete.online_samples.notna().any():
+        used = complete.groupby("run_id").online_samples.max()
+        if used.max() > 0:
+            parts.append(f"online samples used {used.min():,.0f}-{used.max():,.0f} per run")
+    if "data_source" in complete:
+        sources = sorted({str(s) for s in complete.data_source.dropna()})
+        parts.append("data " + "; ".join(DATA_SOURCES.get(s, s) for s in sources) if sources else "data source unrecorded")
+    return ", ".join(parts)
+
+
 def render(spec: Figure, df: pd.DataFrame, preset: str, out: Path) -> list[Path]:
     runs = df[df.experiment == spec.experiment]
+    if spec.select is not None:
+        runs = spec.select(runs)
     complete = runs[runs.status == "complete"]
     fig = plt.figure(figsize=spec.size, layout="constrained")
     title = f"{spec.title}\n[preset {preset}]"
@@ -344,7 +401,7 @@ def render(spec: Figure, df: pd.DataFrame, preset: str, out: Path) -> list[Path]
     note = _status_note(runs)
     if set(runs.status.unique()) - {"complete"}:
         note = "INCOMPLETE: " + note
-    fig.suptitle(f"{title}\n{note}", fontsize=10)
+    fig.suptitle(f"{title}\n{note}; {provenance_note(complete)}", fontsize=10)
     return _save(fig, data, out, spec.name)
 
 

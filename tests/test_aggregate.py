@@ -559,6 +559,23 @@ def test_on_grid_interpolates_each_run():
     assert list(g[g.run_id == "b"].score_mean) == [0, 10]  # no extrapolation past a run's end
 
 
+def test_on_grid_does_not_extrapolate_before_a_runs_first_evaluation():
+    # curves against updates start at the first evaluation (here 1000), not at 0
+    df = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "m": ["x"] * 4,
+                       "updates": [1000, 3000, 1000, 2000], "score_mean": [10.0, 30.0, 10.0, 20.0]})
+    g = plots.on_grid(df, "updates", "score_mean", ["m"], points=3, common=True)
+    assert list(g[g.run_id == "a"].updates) == [1000, 1500, 2000]  # common: up to where b ends
+    assert list(g[g.run_id == "a"].score_mean) == [10, 15, 20]
+
+
+def test_figure_captions_say_seeds_samples_used_and_data_provenance():
+    df = pd.DataFrame({"run_id": ["a", "a", "b", "c"], "seed": [20, 20, 21, 24],
+                       "online_samples": [0, 5212, 5020, 5406], "data_source": ["generated"] * 4})
+    note = plots.provenance_note(df)
+    assert note.startswith("seeds 20-21, 24, online samples used 5,020-5,406 per run")
+    assert "generated here by the project's forge" in note and "not D4RL's files" in note
+
+
 @pytest.mark.parametrize("preset", ["smoke", "cpu", "paper"])
 def test_shipped_ranges_parse_and_name_known_things(preset):
     from benchmarks.experiments import EXPERIMENTS, TABLE1_METHODS

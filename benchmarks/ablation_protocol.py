@@ -1,0 +1,449 @@
+"""``python -m benchmarks.ablation_protocol``: the per-figure comparisons and verdicts of
+``PROTOCOL-ablations-cpu.md`` (issue 21).
+
+For every figure of the paper's ablations, the protocol fixed (before its runs) a claim, a
+difference D and a rule. This module computes each D from the committed records with a 95%
+percentile bootstrap over seeds (10,000 resamples, seeded) and applies the protocol's rule:
+
+* a difference the paper says is positive: **holds** if its interval lies above 0, **does not
+  hold** if it lies below 0 or inside [-3, +3], otherwise **inconclusive**;
+* a "comparable" claim: **holds** if the interval lies inside [-5, +5], **does not hold** if it
+  lies outside [-5, +5] entirely, otherwise **inconclusive**;
+* Fig. 2, Fig. 12 and Appendix F have rules of their own (written beside each below).
+
+Paired differences take the seeds where both arms completed (the arms share each seed's
+pretraining); unpaired ones resample each arm on its own. A comparison with fewer seeds than the
+protocol asks (5 for two-arm figures, 3 per sweep point) gets no verdict: ``incomplete``. A
+figure without runs says which command makes them.
+
+Scores are D4RL-normalized (100 = expert) on data generated here by the project's forge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks import aggregate as agg
+from benchmarks.reproduction import (
+    BOOTSTRAP_REPS,
+    Estimate,
+    add_analysis_arguments,
+    bootstrap_combination,
+    directional_verdict,
+    reps_in_range,
+)
+from benchmarks.tables import write_text
+
+EQUIVALENCE = 3.0  # a positive claim whose interval lies inside [-3, +3] does not hold
+COMPARABLE = 5.0  # a "comparable" claim holds if the interval lies inside [-5, +5]
+TWO_ARM_SEEDS, SWEEP_SEEDS = 5, 3
+# |A| of the Gymnasium v5 locomotion tasks: the target entropy beta = -|A| (the paper's default)
+ACTION_DIMS = {"hopper": 3, "walker2d": 6, "halfcheetah": 6, "ant": 8}
+CORRELATION_HOLDS = 0.8  # Appendix F: sampling by length ~ by return if Pearson r > 0.8
+
+
+@dataclass(frozen=True)
+class Comparison:
+    figure: str
+    label: str  # what D is, e.g. "D9 = relabel on − off (paired)"
+    estimate: Estimate
+    verdict: str
+    per_seed: str = ""  # "s20 +1.2, s21 -0.4, ..." or the arms' per-seed scores
+
+
+# ----- verdict rules ------------------------------------------------------------------------
+def positive_verdict(e: Estimate, min_seeds: int) -> str:
+    """The protocol's rule for a difference the paper says is positive."""
+    if e.n < min_seeds:
+        return f"incomplete (n={e.n} < {min_seeds})"
+    return {"supports": "holds", "contradicts": "does not hold"}.get(directional_verdict(e, EQUIVALENCE),
+                                                                     "inconclusive")
+
+
+def comparable_verdict(e: Estimate, min_seeds: int) -> str:
+    """The protocol's rule for a claim that two settings give comparable returns."""
+    if e.n < min_seeds:
+        return f"incomplete (n={e.n} < {min_seeds})"
+    if -COMPARABLE <= e.lo and e.hi <= COMPARABLE:
+        return "holds"
+    if e.hi < -COMPARABLE or e.lo > COMPARABLE:
+        return "does not hold"
+    return "inconclusive"
+
+
+# ----- differences between arms ---------------------------------------------------------------
+def arm(runs: pd.DataFrame, variant: str, dataset: str | None = None, method: str | None = None,
+        value: str = "final_score") -> pd.Series:
+    """``value`` of the complete runs of one arm, indexed by seed."""
+    sel = runs[(runs.variant == variant) & (runs.status == "complete")]
+    if dataset is not None:
+        sel = sel[sel.dataset == dataset]
+    if method is not None:
+        sel = sel[sel.method == method]
+    return sel.set_index("seed")[value].astype(float).dropna().sort_index()
+
+
+def _seed_text(values: pd.Series) -> str:
+    return ", ".join(f"s{s} {v:+.1f}" for s, v in values.items())
+
+
+def paired(a: pd.Series, b: pd.Series, reps: int) -> tuple[Estimate, str]:
+    """mean(a - b) over the seeds both have, with its bootstrap interval, and the per-seed differences."""
+    diff = (a - b).dropna()
+    return bootstrap_combination([(diff.to_numpy(), 1.0)], reps), _seed_text(diff)
+
+
+def unpaired(a: pd.Series, b: pd.Series, reps: int) -> tuple[Estimate, str]:
+    """mean(a) - mean(b), each arm resampled on its own; the per-seed scores of both arms."""
+    text = f"A: {_seed_text(a) or '—'}; B: {_seed_text(b) or '—'}"
+    return bootstrap_combination([(a.to_numpy(), 1.0), (b.to_numpy(), -1.0)], reps), text
+
+
+# ----- curve-derived values -------------------------------------------------------------------
+def online_rows(curves: pd.DataFrame) -> pd.DataFrame:
+    return curves[(curves.status == "complete") & (curves.phase == "online")]
+
+
+def best_minus_final(curves: pd.DataFrame, variant: str) -> pd.Series:
+    """Per seed: the highest online evaluation minus the last one (how much a run lost from its peak)."""
+    rows = online_rows(curves[curves.variant == variant]).sort_values(["seed", "step"])
+    return rows.groupby("seed").score_mean.agg(lambda s: s.max() - s.iloc[-1]).astype(float)
+
+
+def mean_abs_change(curves: pd.DataFrame, method: str, dataset: str) -> pd.Series:
+    """Per seed: the mean absolute change between consecutive online evaluations (Fig. 11's instability)."""
+    rows = online_rows(curves[(curves.method == method) & (curves.dataset == dataset)]).sort_values(["seed", "step"])
+    return rows.groupby("seed").score_mean.agg(lambda s: float(np.abs(np.diff(s.to_numpy())).mean())
+                                              if len(s) > 1 else np.nan).astype(float).dropna()
+
+
+def sweep_score(curves: pd.DataFrame, phase: str, multiple: float, g_star: float) -> pd.Series:
+    """Per seed: the normalized return of the g_eval sweep point ``multiple`` x g* after ``phase``."""
+    rows = curves[(curves.status == "complete") & (curves.phase == phase)]
+    rows = rows[np.isclose(rows.g_eval.astype(float), multiple * g_star)]
+    return rows.groupby("seed").score_mean.mean().astype(float)
+
+
+def last_row(curves: pd.DataFrame) -> pd.DataFrame:
+    """Each complete run's last evaluation row."""
+    done = curves[curves.status == "complete"].sort_values(["run_id", "step"])
+    return done.groupby("run_id").tail(1).set_index("run_id")
+
+
+# ----- the figures ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Data:
+    runs: dict[str, pd.DataFrame]  # experiment -> load_runs frame
+    curves: dict[str, pd.DataFrame]  # experiment -> load_results frame
+    reps: int
+
+
+def _two_arm(data: Data, figure: str, experiment: str, label: str, a: str, b: str,
+             dataset: str | None = None, rule=positive_verdict, min_seeds: int = TWO_ARM_SEEDS,
+             pairing=paired) -> Comparison:
+    runs = data.runs[experiment]
+    e, text = pairing(arm(runs, a, dataset), arm(runs, b, dataset), data.reps)
+    return Comparison(figure, label, e, rule(e, min_seeds), text)
+
+
+def fig2_convergence(data: Data) -> list[Comparison]:
+    """Table 1's ``odt`` on hopper-medium: final entropy - beta (beta = -|A|), and the final
+    lambda over the initial one. Holds if the mean entropy gap is within 0.5 with its interval
+    inside [-1, +1], and the lambda ratio's interval lies below 0.5."""
+    curves = data.curves["table1"]
+    odt = curves[(curves.method == "odt") & (curves.dataset == "hopper-medium")]
+    last = last_row(odt).set_index("seed").sort_index()
+    beta = -float(ACTION_DIMS["hopper"])
+    gap = last.entropy.astype(float) - beta
+    ratio = last["lambda"].astype(float) / last["lambda_init"].astype(float)
+    e_gap = bootstrap_combination([(gap.to_numpy(), 1.0)], data.reps)
+    e_ratio = bootstrap_combination([(ratio.to_numpy(), 1.0)], data.reps)
+    if e_gap.n < TWO_ARM_SEEDS:
+        v_gap = v_ratio = f"incomplete (n={e_gap.n})"
+    else:
+        v_gap = "holds" if abs(e_gap.mean) <= 0.5 and -1 <= e_gap.lo and e_gap.hi <= 1 else "does not hold at this budget"
+        v_ratio = "holds" if e_ratio.hi < 0.5 else "does not hold at this budget"
+    return [Comparison("Fig. 2", "final entropy − β (β = −3), 0 at convergence", e_gap, v_gap, _seed_text(gap)),
+            Comparison("Fig. 2", "final λ / initial λ (holds below 0.5)", e_ratio, v_ratio,
+                       ", ".join(f"s{s} {v:.2f}" for s, v in ratio.items()))]
+
+
+def fig3_g_eval(data: Data) -> list[Comparison]:
+    curves = data.curves["g_eval"]
+    if curves.empty:
+        return []
+    g_star = float(curves[curves.phase.isin(["pretrain", "online"])].g_eval.dropna().iloc[0])  # the config's g*
+    pre = (sweep_score(curves, "sweep-pretrained", 1.0, g_star), sweep_score(curves, "sweep-pretrained", 0.25, g_star))
+    fine = (sweep_score(curves, "sweep-finetuned", 1.0, g_star), sweep_score(curves, "sweep-finetuned", 0.25, g_star))
+    e1, t1 = paired(*pre, data.reps)
+    e2, t2 = paired(pre[0] - pre[1], fine[0] - fine[1], data.reps)
+    return [Comparison("Fig. 3 / 5 (L)", "D1 = R(1.0 g*) − R(0.25 g*) after pretraining (paired)", e1,
+                       positive_verdict(e1, SWEEP_SEEDS), t1),
+            Comparison("Fig. 3 / 5 (L)", "D2 = D1 after pretraining − D1 after finetuning (paired)", e2,
+                       positive_verdict(e2, SWEEP_SEEDS), t2)]
+
+
+def fig4_stoch(data: Data) -> list[Comparison]:
+    runs, curves = data.runs["stoch_vs_det"], data.curves["stoch_vs_det"]
+    out = []
+    for size in ("small", "large"):
+        s, d = f"{size},stochastic", f"{size},deterministic"
+        e3, t3 = unpaired(arm(runs, s), arm(runs, d), data.reps)
+        out.append(Comparison("Fig. 4", f"D3 ({size}) = stochastic − deterministic final (unpaired)", e3,
+                              positive_verdict(e3, TWO_ARM_SEEDS), t3))
+        e4, t4 = unpaired(best_minus_final(curves, d), best_minus_final(curves, s), data.reps)
+        out.append(Comparison("Fig. 4", f"D4 ({size}) = deterministic (best − final) − stochastic (best − final)", e4,
+                              positive_verdict(e4, TWO_ARM_SEEDS), t4))
+    return out
+
+
+def fig5_g_online(data: Data) -> list[Comparison]:
+    return [_two_arm(data, "Fig. 5 (R)", "g_online", "D5 = R(2x) − R(1x) (paired; comparable)",
+                     "g_online=2x", "g_online=1x", rule=comparable_verdict, min_seeds=SWEEP_SEEDS),
+            _two_arm(data, "Fig. 5 (R)", "g_online", "D6 = R(2x) − R(10x) (paired)",
+                     "g_online=2x", "g_online=10x", min_seeds=SWEEP_SEEDS)]
+
+
+def fig6_curriculum(data: Data) -> list[Comparison]:
+    return [_two_arm(data, "Fig. 6", "curriculum", "D7 = fixed − q=90 (paired)", "fixed", "q=90",
+                     min_seeds=SWEEP_SEEDS),
+            _two_arm(data, "Fig. 6", "curriculum", "D8 = q=90 − q=10 (paired)", "q=90", "q=10",
+                     min_seeds=SWEEP_SEEDS)]
+
+
+def fig7_hindsight(data: Data) -> list[Comparison]:
+    return [_two_arm(data, "Fig. 7", "hindsight", "D9 = relabeling on − off (paired)",
+                     "relabel=True", "relabel=False")]
+
+
+def _datasets(data: Data, experiment: str) -> list[str]:
+    return sorted(data.runs[experiment].dataset.unique())
+
+
+def fig8_buffer_init(data: Data) -> list[Comparison]:
+    return [_two_arm(data, "Fig. 8", "buffer_init", f"D10 ({d}) = top-N − random init (paired)",
+                     "init=top", "init=random", dataset=d) for d in _datasets(data, "buffer_init")]
+
+
+def _grid(data: Data, figure: str, experiment: str, name: str, better: str, worse: str) -> list[Comparison]:
+    """Figs. 9-10: per lr x wd cell, ``better`` - ``worse`` unpaired; the claim holds if it holds
+    in at least 3 of 4 cells and fails in none."""
+    runs = data.runs[experiment]
+    settings = sorted({v.split(",", 1)[1] for v in runs.variant if "," in v})
+    out = []
+    for setting in settings:
+        e, text = unpaired(arm(runs, f"{better},{setting}"), arm(runs, f"{worse},{setting}"), data.reps)
+        out.append(Comparison(figure, f"{name} ({setting}) = {better} − {worse} (unpaired)", e,
+                              positive_verdict(e, SWEEP_SEEDS), text))
+    if out:
+        verdicts = [c.verdict for c in out]
+        if any(v.startswith("incomplete") for v in verdicts) or len(out) < 4:
+            overall = "incomplete"
+        elif verdicts.count("holds") >= 3 and "does not hold" not in verdicts:
+            overall = "holds"
+        elif "does not hold" in verdicts:
+            overall = "does not hold"
+        else:
+            overall = "inconclusive"
+        n = min(c.estimate.n for c in out)
+        out.append(Comparison(figure, f"{name} over the grid: holds in >= 3 of 4 cells, fails in none",
+                              Estimate(float("nan"), float("nan"), float("nan"), n), overall))
+    return out
+
+
+def fig9_eval_context(data: Data) -> list[Comparison]:
+    return _grid(data, "Fig. 9", "eval_context", "D11", "ctx=1", "ctx=5")
+
+
+def fig10_pos_embedding(data: Data) -> list[Comparison]:
+    return _grid(data, "Fig. 10", "pos_embedding", "D12", "pos=False", "pos=True")
+
+
+def fig11_stability(data: Data) -> list[Comparison]:
+    """Table 1's hopper-medium runs: ODT's and IQL's gains within run, SAC's instability against ODT's."""
+    runs, curves, d = data.runs["table1"], data.curves["table1"], "hopper-medium"
+    gain = {m: (arm(runs, "default", d, m) - arm(runs, "default", d, m, "offline_score")).dropna()
+            for m in ("odt", "iql")}
+    e13 = bootstrap_combination([(gain["odt"].to_numpy(), 1.0)], data.reps)
+    e14 = bootstrap_combination([(gain["iql"].to_numpy(), 1.0)], data.reps)
+    e15, t15 = unpaired(mean_abs_change(curves, "sac", d), mean_abs_change(curves, "odt", d), data.reps)
+    return [Comparison("Fig. 11", "D13 = ODT final − its end of pretraining", e13,
+                       positive_verdict(e13, TWO_ARM_SEEDS), _seed_text(gain["odt"])),
+            Comparison("Fig. 11", "D14 = IQL final − its end of offline training (comparable to 0)", e14,
+                       comparable_verdict(e14, TWO_ARM_SEEDS), _seed_text(gain["iql"])),
+            Comparison("Fig. 11", "D15 = SAC − ODT mean |change| between consecutive online evaluations", e15,
+                       positive_verdict(e15, TWO_ARM_SEEDS), t15)]
+
+
+def fig12_lambda(data: Data) -> list[Comparison]:
+    """Holds if every run's final entropy is within 0.5 of beta = -6 and the 5 initial values'
+    mean final lambdas lie in (0, 1) with a spread below 0.1; fails if one is >= 1 or the spread
+    exceeds 0.3."""
+    curves = data.curves["lambda"]
+    if curves.empty:
+        return []
+    last = last_row(curves)
+    beta = -float(ACTION_DIMS["walker2d"])
+    means = last.groupby("variant")["lambda"].mean().astype(float)
+    gap = (last.entropy.astype(float) - beta).abs()
+    n = int(last.groupby("variant").size().min())
+    spread = float(means.max() - means.min())
+    if n < SWEEP_SEEDS or len(means) < 5:
+        verdict = f"incomplete (n={n}, {len(means)} of 5 values)"
+    elif (means >= 1).any() or spread > 0.3:
+        verdict = "does not hold"
+    elif (gap <= 0.5).all() and (means > 0).all() and spread < 0.1:
+        verdict = "holds"
+    else:
+        verdict = "inconclusive"
+    text = ", ".join(f"{v}: λ {m:.3f}" for v, m in means.items())
+    return [Comparison("Fig. 12", f"spread of mean final λ over initial values (max |entropy − β| {gap.max():.2f})",
+                       Estimate(spread, float("nan"), float("nan"), n), verdict, text)]
+
+
+def appendix_d_table_rtg(data: Data) -> list[Comparison]:
+    return [_two_arm(data, "Appendix D", "table_rtg", f"D16 ({d}) = R(2g*) − R(g*) (paired; comparable)",
+                     "g_online=2g*", "g_online=g*", dataset=d, rule=comparable_verdict)
+            for d in _datasets(data, "table_rtg")]
+
+
+FIGURES: list[tuple[str, str, tuple[str, ...], Callable[[Data], list[Comparison]]]] = [
+    # (figure, the paper's claim, experiments it reads, how it is computed)
+    ("Fig. 2", "return converges; entropy converges to β = −|A|; λ decreases towards 0", ("table1",), fig2_convergence),
+    ("Fig. 3 / 5 (L)", "after pretraining the return rises with g_eval; after finetuning it is much less sensitive",
+     ("g_eval",), fig3_g_eval),
+    ("Fig. 4", "a deterministic head declines and varies more than ODT's stochastic one", ("stoch_vs_det",), fig4_stoch),
+    ("Fig. 5 (R)", "returns are stable for g_online of 1-2x expert and decrease beyond", ("g_online",), fig5_g_online),
+    ("Fig. 6", "a fixed g_online beats the curriculum; larger q does better", ("curriculum",), fig6_curriculum),
+    ("Fig. 7", "without hindsight relabeling ODT saturates at a lower return", ("hindsight",), fig7_hindsight),
+    ("Fig. 8", "top-N buffer initialisation slightly beats random N", ("buffer_init",), fig8_buffer_init),
+    ("Fig. 9", "evaluation context 1 beats 5 on ant-medium-replay at every lr and wd", ("eval_context",), fig9_eval_context),
+    ("Fig. 10", "finetuning without positional embedding beats with it at every lr and wd", ("pos_embedding",),
+     fig10_pos_embedding),
+    ("Fig. 11", "ODT improves on its pretraining, IQL stays level, SAC from scratch fluctuates", ("table1",),
+     fig11_stability),
+    ("Fig. 12", "from λ0 in {1, 2, 5, 10, 100} entropy reaches β and λ converges to one value in (0, 1)",
+     ("lambda",), fig12_lambda),
+    ("Appendix D", "g_online = 2g* and g* give comparable returns", ("table_rtg",), appendix_d_table_rtg),
+]
+COMMANDS = {  # the protocol's commands, for figures with no runs yet
+    "g_eval": "g_eval --preset cpu --seeds 3", "stoch_vs_det": "stoch_vs_det --preset cpu --seeds 5 "
+    "--set online.online_samples=20000", "g_online": "g_online --preset cpu --seeds 3",
+    "curriculum": "curriculum --preset cpu --seeds 3", "hindsight": "hindsight --preset cpu --seeds 5",
+    "buffer_init": "buffer_init --preset cpu --seeds 5 --datasets hopper-medium walker2d-medium",
+    "eval_context": "eval_context --preset cpu --seeds 3 --make-datasets",
+    "pos_embedding": "pos_embedding --preset cpu --seeds 3 --make-datasets", "lambda": "lambda --preset cpu --seeds 3",
+    "table_rtg": "table_rtg --preset cpu --seeds 5 --datasets hopper-medium walker2d-medium", "table1": "table1 --preset cpu",
+}
+
+
+def load(root: Path | str, preset: str, reps: int = BOOTSTRAP_REPS) -> Data:
+    experiments = sorted({e for _, _, exps, _ in FIGURES for e in exps})
+    runs = {e: agg.load_runs(root, preset, e) for e in experiments}
+    curves = {}
+    for e in experiments:
+        c = agg.load_results(root, preset, e)
+        for col in ("phase", "score_mean", "entropy", "lambda", "g_eval"):
+            if col not in c:
+                c[col] = np.nan
+        curves[e] = _with_initial_lambda(c, root, preset, e)
+    return Data(runs, curves, reps)
+
+
+def _with_initial_lambda(curves: pd.DataFrame, root, preset: str, experiment: str) -> pd.DataFrame:
+    """Each row gets its run's configured initial lambda (``optim.init_lambda`` of config.json)."""
+    from benchmarks import records as rec
+    init = {}
+    for directory in rec.iter_run_dirs(root, preset, experiment):
+        path = directory / "config.json"
+        if path.exists():
+            init[directory.name] = (rec.read_json(path).get("optim") or {}).get("init_lambda")
+    return curves.assign(lambda_init=curves.run_id.map(init))
+
+
+# ----- Appendix F: no runs, the datasets themselves -------------------------------------------
+def sampling_correlations(datasets: Sequence[str]) -> list[tuple[str, float | None, str]]:
+    """(dataset, Pearson r between P(trajectory) by length and by return, note) for each dataset
+    that loads here; None with the reason for one that does not."""
+    from benchmarks.datasets import load_dataset
+    from benchmarks.datasets.loading import content_sha256
+
+    out = []
+    for name in datasets:
+        try:
+            traj = load_dataset(name).trajectories
+        except Exception as exc:  # not on this machine: said, not guessed
+            out.append((name, None, f"not on disk here ({type(exc).__name__})"))
+            continue
+        lengths = traj.lengths.astype(float)
+        returns = np.clip(traj.returns().astype(float), 0.0, None)
+        r = float(np.corrcoef(lengths / lengths.sum(), returns / returns.sum())[0, 1])
+        out.append((name, r, f"content {content_sha256(traj)[:8]}, {len(lengths)} trajectories"))
+    return out
+
+
+# ----- the report ------------------------------------------------------------------------------
+def report_lines(data: Data, preset: str, correlations: Sequence[tuple[str, float | None, str]] = ()) -> list[str]:
+    lines = [f"# The ablation figures against `PROTOCOL-ablations-cpu.md` (preset `{preset}`)", "",
+             f"Generated by `python -m benchmarks.ablation_protocol --preset {preset}` from the committed records; "
+             "data generated here by the project's forge (not D4RL). 95% percentile bootstrap over seeds "
+             f"({data.reps:,} resamples). Positive claims: holds above 0, does not hold below 0 or inside "
+             f"[−{EQUIVALENCE:g}, +{EQUIVALENCE:g}]; comparable claims: holds inside [−{COMPARABLE:g}, +{COMPARABLE:g}]. "
+             f"No verdict below {TWO_ARM_SEEDS} seeds (two arms) or {SWEEP_SEEDS} (a sweep point).", "",
+             "| figure | the paper's claim | comparison | ours | verdict |", "|---|---|---|---|---|"]
+    details = []
+    for figure, claim, experiments, compute in FIGURES:
+        have = all(not data.runs[e].empty for e in experiments)
+        rows = compute(data) if have else []
+        if not rows:
+            cmd = "; ".join(f"`python -m benchmarks.run {COMMANDS[e]}`" for e in experiments)
+            lines.append(f"| {figure} | {claim} | no runs yet ({cmd}) | — | — |")
+            continue
+        for i, c in enumerate(rows):
+            ours = c.estimate.text() if np.isfinite(c.estimate.lo) else (
+                f"{c.estimate.mean:.3f} (n={c.estimate.n})" if np.isfinite(c.estimate.mean) else f"n={c.estimate.n}")
+            lines.append(f"| {figure if i == 0 else ''} | {claim if i == 0 else ''} | {c.label} | {ours} | {c.verdict} |")
+            if c.per_seed:
+                details.append(f"- {figure}, {c.label}: {c.per_seed}")
+    lines += ["", "## Appendix F: sampling by length against by return (no runs)", "",
+              f"Pearson r between each trajectory's probability by length and by return; holds on a dataset "
+              f"if r > {CORRELATION_HOLDS}. Datasets not on this machine are listed, not computed.", "",
+              "| dataset | r | verdict | data |", "|---|---|---|---|"]
+    for name, r, note in correlations:
+        verdict = "—" if r is None else ("holds" if r > CORRELATION_HOLDS else "does not hold")
+        lines.append(f"| {name} | {'—' if r is None else f'{r:.3f}'} | {verdict} | {note} |")
+    lines += ["", "## Per seed", "", *details, ""]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.ablation_protocol", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_analysis_arguments(p)
+    p.add_argument("--out", type=Path, default=None, help="also write the text here, e.g. paper_tables/ablations_cpu.md")
+    p.add_argument("--correlations", nargs="*", default=None, metavar="DATASET",
+                   help="Appendix F: the datasets whose length/return correlation to compute (they must be on "
+                        "disk; default: none, so the report does not depend on what this machine holds)")
+    args = p.parse_args(argv)
+    if not reps_in_range(args.reps):
+        return 2
+    if args.seeds:
+        print("error: --seeds does not apply here (each figure has the protocol's seeds)", file=sys.stderr)
+        return 2
+    data = load(args.results, args.preset, args.reps)
+    text = "\n".join(report_lines(data, args.preset, sampling_correlations(args.correlations or ())))
+    print(text)
+    if args.out:
+        write_text(args.out, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""The ablation protocol's analysis (benchmarks/ablation_protocol.py) on hand-made records whose
+differences are known by construction, and its verdict rules as PROTOCOL-ablations-cpu.md states them."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+from benchmarks import ablation_protocol as ap
+from benchmarks import records as rec
+from benchmarks.experiments import RunSpec
+from benchmarks.reproduction import Estimate
+from tests.test_aggregate import fake_run
+
+
+def curve_run(root, experiment, method, dataset, seed, variant, online_scores, offline=30.0,
+              entropy=-2.0, lam=0.05, init_lambda=0.1):
+    """A complete run whose online evaluations are ``online_scores`` (in order)."""
+    spec = RunSpec(experiment, method, dataset, seed, "cpu", variant=variant)
+    d = rec.run_dir(root, spec)
+    rec.write_json(d / rec.SPEC, spec.to_dict())
+    rec.write_json(d / "config.json", {"optim": {"init_lambda": init_lambda}})
+    curve = [{"phase": "pretrain", "updates": 10, "online_samples": 0, "score_mean": offline,
+              "entropy": -1.0, "lambda": init_lambda}]
+    curve += [{"phase": "online", "updates": 20 + i, "online_samples": 100 * (i + 1), "score_mean": s,
+               "entropy": entropy, "lambda": lam} for i, s in enumerate(online_scores)]
+    rec.write_curve(d / rec.CURVE, curve)
+    rec.write_json(d / rec.RECORD, {"status": "complete", "run_id": spec.run_id, "final_score": online_scores[-1],
+                                    "offline_score": offline, "counters": {"wall_time": 1.0}})
+
+
+@pytest.mark.parametrize("lo,hi,expected", [
+    (0.5, 9.0, "holds"), (-9.0, -0.5, "does not hold"), (-2.5, 2.9, "does not hold"),  # inside [-3, 3]
+    (-4.0, 8.0, "inconclusive"), (-3.5, 1.0, "inconclusive")])
+def test_positive_rule_is_the_protocols(lo, hi, expected):
+    assert ap.positive_verdict(Estimate((lo + hi) / 2, lo, hi, 5), 5) == expected
+
+
+@pytest.mark.parametrize("lo,hi,expected", [
+    (-4.9, 4.9, "holds"), (5.5, 9.0, "does not hold"), (-9.0, -5.5, "does not hold"),
+    (-6.0, 2.0, "inconclusive"), (1.0, 7.0, "inconclusive")])
+def test_comparable_rule_is_the_protocols(lo, hi, expected):
+    assert ap.comparable_verdict(Estimate((lo + hi) / 2, lo, hi, 3), 3) == expected
+
+
+def test_no_verdict_below_the_protocols_seed_count():
+    assert ap.positive_verdict(Estimate(9.0, 8.0, 10.0, 4), 5).startswith("incomplete")
+    assert ap.comparable_verdict(Estimate(0.0, -1.0, 1.0, 2), 3).startswith("incomplete")
+
+
+def test_hindsight_is_paired_by_seed(tmp_path):
+    root = tmp_path / "results"
+    # seed s: off scores 40 + 3s (seeds differ a lot), on adds exactly 6: paired, the interval has no width
+    for s in range(20, 25):
+        fake_run(root, "odt", "hopper-medium", s, final=46.0 + 3 * s, experiment="hindsight", preset="cpu",
+                 variant="relabel=True")
+        fake_run(root, "odt", "hopper-medium", s, final=40.0 + 3 * s, experiment="hindsight", preset="cpu",
+                 variant="relabel=False")
+    fake_run(root, "odt", "hopper-medium", 25, status="failed", experiment="hindsight", preset="cpu",
+             variant="relabel=True")  # not complete: left out
+    (c,) = ap.fig7_hindsight(ap.load(root, "cpu", reps=300))
+    assert (c.estimate.mean, c.estimate.lo, c.estimate.hi, c.estimate.n) == pytest.approx((6.0, 6.0, 6.0, 5))
+    assert c.verdict == "holds" and "s20 +6.0" in c.per_seed
+
+
+def test_buffer_init_and_table_rtg_are_per_dataset(tmp_path):
+    root = tmp_path / "results"
+    for s in range(20, 25):
+        for d, top_gain in (("hopper-medium", 10.0), ("walker2d-medium", -1.0)):
+            fake_run(root, "odt", d, s, final=50.0 + s + top_gain, experiment="buffer_init", preset="cpu",
+                     variant="init=top")
+            fake_run(root, "odt", d, s, final=50.0 + s, experiment="buffer_init", preset="cpu", variant="init=random")
+        fake_run(root, "odt", "hopper-medium", s, final=50.0 + (s % 2), experiment="table_rtg", preset="cpu",
+                 variant="g_online=2g*")
+        fake_run(root, "odt", "hopper-medium", s, final=50.0, experiment="table_rtg", preset="cpu",
+                 variant="g_online=g*")
+    data = ap.load(root, "cpu", reps=300)
+    hop, walk = ap.fig8_buffer_init(data)
+    assert "hopper-medium" in hop.label and hop.estimate.mean == pytest.approx(10.0) and hop.verdict == "holds"
+    assert walk.estimate.mean == pytest.approx(-1.0) and walk.verdict == "does not hold"  # inside [-3, 3]
+    (rtg,) = ap.appendix_d_table_rtg(data)
+    assert rtg.estimate.mean == pytest.approx(2 / 5) and rtg.verdict == "holds"  # inside [-5, 5]
+
+
+def test_stability_measures_against_hand_computed_values(tmp_path):
+    root = tmp_path / "results"
+    for s in range(5):
+        # ODT: offline 30, online 40, 50, 45 (mean |change| 7.5); gain 15
+        curve_run(root, "table1", "odt", "hopper-medium", s, "default", [40.0, 50.0, 45.0])
+        # IQL gain exactly -1 (comparable to 0); SAC: 5, 25, 5 (mean |change| 20)
+        curve_run(root, "table1", "iql", "hopper-medium", s, "default", [60.0, 29.0], offline=30.0)
+        curve_run(root, "table1", "sac", "hopper-medium", s, "default", [5.0, 25.0, 5.0], offline=0.0)
+    d13, d14, d15 = ap.fig11_stability(ap.load(root, "cpu", reps=300))
+    assert d13.estimate.mean == pytest.approx(15.0) and d13.verdict == "holds"
+    assert d14.estimate.mean == pytest.approx(-1.0) and d14.verdict == "holds"
+    assert d15.estimate.mean == pytest.approx(20.0 - 7.5) and d15.verdict == "holds"
+
+
+def test_deterministic_head_loss_from_its_peak(tmp_path):
+    root = tmp_path / "results"
+    for s in range(20, 25):
+        for size in ("small", "large"):
+            curve_run(root, "stoch_vs_det", "odt", "hopper-medium", s, f"{size},stochastic", [50.0, 60.0, 58.0])
+            curve_run(root, "stoch_vs_det", "odt", "hopper-medium", s, f"{size},deterministic", [55.0, 70.0, 40.0])
+    d3, d4, *_ = ap.fig4_stoch(ap.load(root, "cpu", reps=300))
+    assert d3.estimate.mean == pytest.approx(58.0 - 40.0) and d3.verdict == "holds"
+    assert d4.estimate.mean == pytest.approx((70.0 - 40.0) - (60.0 - 58.0)) and d4.verdict == "holds"
+
+
+def test_convergence_reads_entropy_against_beta_and_lambda_against_its_start(tmp_path):
+    root = tmp_path / "results"
+    for s in range(5):  # hopper: beta = -|A| = -3
+        curve_run(root, "table1", "odt", "hopper-medium", s, "default", [50.0, 60.0], entropy=-2.8, lam=0.02,
+                  init_lambda=0.1)
+    gap, ratio = ap.fig2_convergence(ap.load(root, "cpu", reps=300))
+    assert gap.estimate.mean == pytest.approx(0.2) and gap.verdict == "holds"
+    assert ratio.estimate.mean == pytest.approx(0.2) and ratio.verdict == "holds"
+
+
+def test_grid_claim_needs_three_of_four_cells_and_no_failure(tmp_path):
+    root = tmp_path / "results"
+    cells = ["lr=0.0001,wd=0.0001", "lr=0.0001,wd=0.001", "lr=0.001,wd=0.0001", "lr=0.001,wd=0.001"]
+    gains = [10.0, 12.0, 9.0, 0.0]  # the last cell: exactly no difference -> "does not hold" there
+    for s in range(20, 23):
+        for cell, g in zip(cells, gains):
+            fake_run(root, "odt", "walker2d-medium", s, final=50.0 + g, experiment="pos_embedding", preset="cpu",
+                     variant=f"pos=False,{cell}")
+            fake_run(root, "odt", "walker2d-medium", s, final=50.0, experiment="pos_embedding", preset="cpu",
+                     variant=f"pos=True,{cell}")
+    rows = ap.fig10_pos_embedding(ap.load(root, "cpu", reps=300))
+    assert [r.verdict for r in rows[:4]] == ["holds", "holds", "holds", "does not hold"]
+    assert rows[-1].verdict == "does not hold"  # three cells hold, but one fails
+
+
+def test_report_names_the_command_for_figures_without_runs(tmp_path):
+    root = tmp_path / "results"
+    for s in range(20, 25):
+        for on in (True, False):
+            fake_run(root, "odt", "hopper-medium", s, final=50.0, experiment="hindsight", preset="cpu",
+                     variant=f"relabel={on}")
+    text = "\n".join(ap.report_lines(ap.load(root, "cpu", reps=200), "cpu"))
+    assert "python -m benchmarks.run g_eval --preset cpu --seeds 3" in text
+    assert "| Fig. 7 |" in text and "+0.0 [+0.0, +0.0] (n=5) | does not hold |" in text
+
+
+def test_sampling_correlation_is_pearson_over_trajectory_probabilities(monkeypatch):
+    lengths = np.array([10, 20, 30, 40])
+    returns = np.array([5.0, 30.0, 20.0, 45.0])
+    traj = types.SimpleNamespace(lengths=lengths, returns=lambda: returns, num_steps=100)
+    monkeypatch.setattr("benchmarks.datasets.load_dataset", lambda name: types.SimpleNamespace(trajectories=traj))
+    monkeypatch.setattr("benchmarks.datasets.loading.content_sha256", lambda t: "ab" * 32)
+    ((name, r, note),) = ap.sampling_correlations(["hopper-medium"])
+    # by hand: p_len = l / 100, p_ret = R / 100; Pearson r of (10, 20, 30, 40) and (5, 30, 20, 45)
+    x, y = lengths - lengths.mean(), returns - returns.mean()
+    assert r == pytest.approx(float((x * y).sum() / np.sqrt((x * x).sum() * (y * y).sum())))
+    assert "4 trajectories" in note
