@@ -37,9 +37,9 @@ from benchmarks.reproduction import (
     add_analysis_arguments,
     bootstrap_combination,
     directional_verdict,
+    emit,
     reps_in_range,
 )
-from benchmarks.tables import write_text
 
 EQUIVALENCE = 3.0  # a positive claim whose interval lies inside [-3, +3] does not hold
 COMPARABLE = 5.0  # a "comparable" claim holds if the interval lies inside [-5, +5]
@@ -438,11 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --seeds does not apply here (each figure has the protocol's seeds)", file=sys.stderr)
         return 2
     data = load(args.results, args.preset, args.reps)
-    text = "\n".join(report_lines(data, args.preset, sampling_correlations(args.correlations or ())))
-    print(text)
-    if args.out:
-        write_text(args.out, text)
-    return 0
+    return emit("\n".join(report_lines(data, args.preset, sampling_correlations(args.correlations or ()))), args.out)
 
 
 if __name__ == "__main__":

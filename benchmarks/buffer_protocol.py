@@ -30,8 +30,8 @@ from benchmarks.reproduction import (
     Estimate,
     bootstrap_combination,
     directional_verdict,
+    emit,
 )
-from benchmarks.tables import write_text
 
 EXPERIMENT, DATASET = "buffer_size", "hopper-medium"
 EQUIVALENCE = 3.0  # the protocol's [-3, +3]: a difference this small counts as none
@@ -128,11 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples (default: the protocol's 10,000)")
     p.add_argument("--out", type=Path, default=None, help="also write the text here")
     args = p.parse_args(argv)
-    text = report(args.results, args.preset, args.reps)
-    print(text)
-    if args.out:
-        write_text(args.out, text)
-    return 0
+    return emit(report(args.results, args.preset, args.reps), args.out)
 
 
 if __name__ == "__main__":

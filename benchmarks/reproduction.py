@@ -96,6 +96,14 @@ def add_analysis_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples (>= 100)")
 
 
+def emit(text: str, out: Path | None) -> int:
+    """A protocol analysis CLI's ending: print the report, also write it to ``out`` if given; exit 0."""
+    print(text)
+    if out:
+        write_text(out, text)
+    return 0
+
+
 def reps_in_range(reps: int) -> bool:
     """False (with the error printed) if --reps is too small for a 95% percentile interval."""
     if reps < 100:
@@ -359,11 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not reps_in_range(args.reps):
         return 2
-    text = summary_text(args.results, args.preset, args.datasets, args.reps, args.seeds)
-    print(text)
-    if args.out:
-        write_text(args.out, text)
-    return 0
+    return emit(summary_text(args.results, args.preset, args.datasets, args.reps, args.seeds), args.out)
 
 
 if __name__ == "__main__":

@@ -35,9 +35,9 @@ from benchmarks.reproduction import (
     add_analysis_arguments,
     bootstrap_combination,
     directional_verdict,
+    emit,
     reps_in_range,
 )
-from benchmarks.tables import write_text
 
 DOMAINS: dict[str, tuple[str, ...]] = {
     d: (f"{d}-medium", f"{d}-medium-replay") for d in ("hopper", "walker2d", "halfcheetah", "ant")}
@@ -163,11 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if args.seeds:
         runs = runs[runs.seed.isin(args.seeds)]
-    text = "\n".join(report_lines(runs, args.reps))
-    print(text)
-    if args.out:
-        write_text(args.out, text)
-    return 0
+    return emit("\n".join(report_lines(runs, args.reps)), args.out)
 
 
 if __name__ == "__main__":
