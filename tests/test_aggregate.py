@@ -530,6 +530,8 @@ def test_every_figure_is_written_and_missing_ones_say_so(tree, tmp_path):
     assert set(curves.method) == {"odt", "iql"} and len(curves) > 0
     conv = pd.read_csv(out / "smoke" / "convergence.csv")
     assert {"score_mean", "nll", "entropy", "lambda"} <= set(conv.metric)
+    stability = pd.read_csv(out / "smoke" / "stability.csv")  # Fig. 11 from Table 1's hopper-medium runs
+    assert set(stability.method) == {"odt", "iql"} and stability.run_id.str.contains("hopper").all()
 
 
 def test_learning_curve_legends_count_runs_and_name_only_what_the_panel_draws():
