@@ -75,7 +75,9 @@ def on_grid(df: pd.DataFrame, x: str, y: str, by: list[str], points: int = 40,
     grid = np.linspace(start, common_end(df, x) if common else float(df[x].max()), points)
     out = []
     for keys, g in df.groupby([*by, "run_id"], sort=True):
-        g = g.sort_values(x)
+        # one value per x: the latest evaluation there (pretraining's rows all sit at 0 online samples,
+        # and the curve starts where pretraining ended)
+        g = g.sort_values([x, "step"] if "step" in g else [x], kind="stable").drop_duplicates(x, keep="last")
         xs, ys = g[x].to_numpy(float), g[y].to_numpy(float)
         inside = grid[(grid >= xs.min()) & (grid <= xs.max())]
         vals = np.interp(inside, xs, ys)
@@ -148,8 +150,13 @@ def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
     y = _y(e)
     last = e.sort_values("step").groupby("run_id").tail(1)
     ax = fig.subplots()
-    sns.pointplot(last, x=x, y=y, hue=hue, order=_order(last[x]), hue_order=_order(last[hue]),
-                  errorbar=BAND, ax=ax, dodge=0.3, linestyle="none", **BOOT)
+    order, hue_order = _order(last[x]), _order(last[hue])
+    sns.pointplot(last, x=x, y=y, hue=hue, order=order, hue_order=hue_order,
+                  errorbar=BAND, ax=ax, dodge=0.4, linestyle="none", **BOOT)
+    sns.stripplot(last, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=True, alpha=0.35,
+                  legend=False, ax=ax)  # every seed, beside its arm's mean and 95% interval
+    _legend_with_seed_counts(ax, last, hue)
+    ax.set_xlim(-0.5, len(order) - 0.5)  # one category: keep the arms next to their tick
     ax.set_ylabel("final normalized return" if y == "score_mean" else "final return")
     ax.tick_params(axis="x", rotation=20)
     return last[["run_id", "dataset", "variant", x, hue, y]] if x != hue else last

@@ -570,6 +570,14 @@ def test_on_grid_does_not_extrapolate_before_a_runs_first_evaluation():
     assert list(g[g.run_id == "a"].score_mean) == [10, 15, 20]
 
 
+def test_on_grid_starts_online_curves_where_pretraining_ended():
+    # three pretraining evaluations share online_samples 0: the curve starts at the last one
+    df = pd.DataFrame({"run_id": ["a"] * 4, "m": ["x"] * 4, "step": [0, 1, 2, 3],
+                       "online_samples": [0, 0, 0, 100], "score_mean": [5.0, 30.0, 20.0, 40.0]})
+    g = plots.on_grid(df, "online_samples", "score_mean", ["m"], points=3)
+    assert list(g.score_mean) == [20.0, 30.0, 40.0]
+
+
 def test_figure_captions_say_seeds_samples_used_and_data_provenance():
     df = pd.DataFrame({"run_id": ["a", "a", "b", "c"], "seed": [20, 20, 21, 24],
                        "online_samples": [0, 5212, 5020, 5406], "data_source": ["generated"] * 4})
