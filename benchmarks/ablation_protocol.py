@@ -56,6 +56,13 @@ class Comparison:
     estimate: Estimate
     verdict: str
     per_seed: str = ""  # "s20 +1.2, s21 -0.4, ..." or the arms' per-seed scores
+    digits: int = 1  # decimals of the estimate in the report
+
+    def text(self) -> str:
+        e, d = self.estimate, self.digits
+        if np.isfinite(e.lo):
+            return f"{e.mean:+.{d}f} [{e.lo:+.{d}f}, {e.hi:+.{d}f}] (n={e.n})"
+        return f"{e.mean:.3f} (n={e.n})" if np.isfinite(e.mean) else f"n={e.n}"
 
 
 # ----- verdict rules ------------------------------------------------------------------------
@@ -170,9 +177,9 @@ def fig2_convergence(data: Data) -> list[Comparison]:
     else:
         v_gap = "holds" if abs(e_gap.mean) <= 0.5 and -1 <= e_gap.lo and e_gap.hi <= 1 else "does not hold at this budget"
         v_ratio = "holds" if e_ratio.hi < 0.5 else "does not hold at this budget"
-    return [Comparison("Fig. 2", "final entropy − β (β = −3), 0 at convergence", e_gap, v_gap, _seed_text(gap)),
+    return [Comparison("Fig. 2", "final entropy − β (β = −3), 0 at convergence", e_gap, v_gap, _seed_text(gap), 2),
             Comparison("Fig. 2", "final λ / initial λ (holds below 0.5)", e_ratio, v_ratio,
-                       ", ".join(f"s{s} {v:.2f}" for s, v in ratio.items()))]
+                       ", ".join(f"s{s} {v:.2f}" for s, v in ratio.items()), 2)]
 
 
 def fig3_g_eval(data: Data) -> list[Comparison]:
@@ -278,7 +285,7 @@ def fig11_stability(data: Data) -> list[Comparison]:
                        positive_verdict(e13, TWO_ARM_SEEDS), _seed_text(gain["odt"])),
             Comparison("Fig. 11", "D14 = IQL final − its end of offline training (comparable to 0)", e14,
                        comparable_verdict(e14, TWO_ARM_SEEDS), _seed_text(gain["iql"])),
-            Comparison("Fig. 11", "D15 = SAC − ODT mean |change| between consecutive online evaluations", e15,
+            Comparison("Fig. 11", "D15 = SAC − ODT mean absolute change between consecutive online evaluations", e15,
                        positive_verdict(e15, TWO_ARM_SEEDS), t15)]
 
 
@@ -304,7 +311,7 @@ def fig12_lambda(data: Data) -> list[Comparison]:
     else:
         verdict = "inconclusive"
     text = ", ".join(f"{v}: λ {m:.3f}" for v, m in means.items())
-    return [Comparison("Fig. 12", f"spread of mean final λ over initial values (max |entropy − β| {gap.max():.2f})",
+    return [Comparison("Fig. 12", f"spread of mean final λ over initial values (largest distance of entropy to β: {gap.max():.2f})",
                        Estimate(spread, float("nan"), float("nan"), n), verdict, text)]
 
 
@@ -316,7 +323,7 @@ def appendix_d_table_rtg(data: Data) -> list[Comparison]:
 
 FIGURES: list[tuple[str, str, tuple[str, ...], Callable[[Data], list[Comparison]]]] = [
     # (figure, the paper's claim, experiments it reads, how it is computed)
-    ("Fig. 2", "return converges; entropy converges to β = −|A|; λ decreases towards 0", ("table1",), fig2_convergence),
+    ("Fig. 2", "return converges; entropy converges to β = −dim(A); λ decreases towards 0", ("table1",), fig2_convergence),
     ("Fig. 3 / 5 (L)", "after pretraining the return rises with g_eval; after finetuning it is much less sensitive",
      ("g_eval",), fig3_g_eval),
     ("Fig. 4", "a deterministic head declines and varies more than ODT's stochastic one", ("stoch_vs_det",), fig4_stoch),
@@ -407,9 +414,7 @@ def report_lines(data: Data, preset: str, correlations: Sequence[tuple[str, floa
             lines.append(f"| {figure} | {claim} | no runs yet ({cmd}) | — | — |")
             continue
         for i, c in enumerate(rows):
-            ours = c.estimate.text() if np.isfinite(c.estimate.lo) else (
-                f"{c.estimate.mean:.3f} (n={c.estimate.n})" if np.isfinite(c.estimate.mean) else f"n={c.estimate.n}")
-            lines.append(f"| {figure if i == 0 else ''} | {claim if i == 0 else ''} | {c.label} | {ours} | {c.verdict} |")
+            lines.append(f"| {figure if i == 0 else ''} | {claim if i == 0 else ''} | {c.label} | {c.text()} | {c.verdict} |")
             if c.per_seed:
                 details.append(f"- {figure}, {c.label}: {c.per_seed}")
     lines += ["", "## Appendix F: sampling by length against by return (no runs)", "",

@@ -92,7 +92,12 @@ def test_stability_measures_against_hand_computed_values(tmp_path):
         # IQL gain exactly -1 (comparable to 0); SAC: 5, 25, 5 (mean |change| 20)
         curve_run(root, "table1", "iql", "hopper-medium", s, "default", [60.0, 29.0], offline=30.0)
         curve_run(root, "table1", "sac", "hopper-medium", s, "default", [5.0, 25.0, 5.0], offline=0.0)
-    d13, d14, d15 = ap.fig11_stability(ap.load(root, "cpu", reps=300))
+    data = ap.load(root, "cpu", reps=300)
+    d13, d14, d15 = ap.fig11_stability(data)
+    lines = ap.report_lines(data, "cpu")
+    table = [line for line in lines[:lines.index("## Appendix F: sampling by length against by return (no runs)")]
+             if line.startswith("| ")]
+    assert all(line.count("|") == 6 for line in table)  # no label breaks the markdown table's columns
     assert d13.estimate.mean == pytest.approx(15.0) and d13.verdict == "holds"
     assert d14.estimate.mean == pytest.approx(-1.0) and d14.verdict == "holds"
     assert d15.estimate.mean == pytest.approx(20.0 - 7.5) and d15.verdict == "holds"
