@@ -31,6 +31,7 @@ from typing import Any
 import submitit
 
 from benchmarks import records as rec
+from benchmarks import same_run
 from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
 from benchmarks.loggers import Loggers, open_loggers
@@ -184,7 +185,9 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
     ``loggers`` ("tensorboard", "wandb") also send each curve row to those tools (benchmarks.loggers).
     ``reuse_pretraining``: a fresh run starts from the end-of-pretraining state another run with
     the same pretraining left on this machine (benchmarks/shared_pretraining.py), and leaves its own;
-    while it pretrains it holds that pretraining's lock, and a same-key run waits for it.
+    while it pretrains it holds that pretraining's lock, and a same-key run waits for it; a fresh
+    run that is the same computation as a complete run of another experiment on this machine copies
+    that run's curve and record (benchmarks/same_run.py, ``reused_from`` in the record).
     Raises RunInProgress (and touches nothing) if another live process is running it."""
     directory = rec.run_dir(root, spec)
     check_config_unchanged(spec, directory)
@@ -220,6 +223,11 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         cfg = spec_config(spec)
         rec.write_json(directory / rec.CONFIG, config_dict(cfg))
         rec.write_json(directory / rec.PROVENANCE, dict(data.provenance))
+        run_key = (same_run.key(spec.method, config_dict(cfg), spec.seed, dict(data.provenance), spec.g_eval_sweep)
+                   if reuse_pretraining else None)
+        fresh = not CheckpointManager(directory / rec.CHECKPOINTS, keep=KEEP_CHECKPOINTS).paths()
+        if run_key is not None and fresh and (source := same_run.find(root, run_key, directory)) is not None:
+            return _summary(same_run.adopt(source, directory, spec, run_key, attempt, log_path))
         agent = build_agent(spec.method, cfg, data.trajectories, data.spec.make_env, data.score_fn, progress)
 
         ckpts = CheckpointManager(directory / rec.CHECKPOINTS, keep=KEEP_CHECKPOINTS)
@@ -306,6 +314,8 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             "attempt_seconds": time.time() - started,
         }
         rec.write_json(directory / rec.RECORD, record)
+        if run_key is not None:
+            same_run.remember(root, run_key, directory)  # later runs of the same computation copy it
         for old in ckpts.paths()[:-1]:  # complete: only the final state is worth keeping
             old.with_suffix(".sha256").unlink(missing_ok=True)
             old.unlink(missing_ok=True)

@@ -96,10 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--threads", type=int, default=None, help="torch threads per run (default: cores / parallel locally, --cpus on Slurm)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.add_argument("--fresh-pretraining", action="store_true",
-                   help="every run computes its own pretraining; by default a run whose pretraining is "
+                   help="every run computes everything itself; by default a run whose pretraining is "
                         "identical to one already done on this machine (same config up to online-only "
                         "fields, seed, data, code, threads) starts from that state "
-                        "(benchmarks/shared_pretraining.py; the record names the source run)")
+                        "(benchmarks/shared_pretraining.py), and a run that is the same computation as a "
+                        "complete run of another experiment (same method, config, seed, data, code, "
+                        "threads, host) copies its record (benchmarks/same_run.py); records name the source run")
     g.add_argument("--log", action="append", default=[], choices=LOGGERS,
                    help="also write each run's curve rows live to TensorBoard (<run dir>/tensorboard/) or "
                         "W&B (<run dir>/wandb/, offline unless WANDB_MODE is set); repeatable")

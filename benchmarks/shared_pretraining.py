@@ -108,19 +108,27 @@ def data_digest(dataset_provenance: dict) -> str:
             or json.dumps(dataset_provenance, sort_keys=True, default=str))
 
 
+def machine_and_code() -> dict[str, Any] | None:
+    """Where a computation is bit-identical: the code version, torch's version and thread count,
+    CUDA's presence and the host; None outside git (no reuse there)."""
+    import torch
+
+    code = code_fingerprint()
+    if code is None:
+        return None
+    return {"code": code, "torch": torch.__version__, "threads": torch.get_num_threads(),
+            "cuda": torch.cuda.is_available(), "host": socket.gethostname()}
+
+
 def key(method: str, config: dict, seed: int, dataset_provenance: dict) -> str | None:
     """The sharing key of a run, or None when its method never shares pretraining (or the code
     version cannot be told)."""
-    import torch
-
     group = pretraining_group(method, config)
-    code = code_fingerprint()
-    if group is None or code is None:
+    where = machine_and_code()
+    if group is None or where is None:
         return None
     family = FAMILY[method]
-    parts = {"group": group, "seed": seed, "data": data_digest(dataset_provenance), "code": code,
-             "torch": torch.__version__, "threads": torch.get_num_threads(),
-             "cuda": torch.cuda.is_available(), "host": socket.gethostname()}
+    parts = {"group": group, "seed": seed, "data": data_digest(dataset_provenance), **where}
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
     return f"{family}-s{seed}-{hashlib.sha256(blob).hexdigest()[:20]}"
 
