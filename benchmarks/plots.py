@@ -70,9 +70,8 @@ def on_grid(df: pd.DataFrame, x: str, y: str, by: list[str], points: int = 40,
     df = df.dropna(subset=[x, y])
     if df.empty:
         return pd.DataFrame(columns=[*by, "run_id", x, y])
-    # from the first x every run has (no flat extrapolation before a run's first evaluation)
-    start = float(df.groupby("run_id")[x].min().max()) if common else float(df[x].min())
-    grid = np.linspace(start, common_end(df, x) if common else float(df[x].max()), points)
+    # each run is drawn from its own first evaluation (no flat extrapolation before it) to its last
+    grid = np.linspace(float(df[x].min()), common_end(df, x) if common else float(df[x].max()), points)
     out = []
     for keys, g in df.groupby([*by, "run_id"], sort=True):
         # one value per x: the latest evaluation there (pretraining's rows all sit at 0 online samples,
@@ -380,8 +379,9 @@ def provenance_note(complete: pd.DataFrame) -> str:
     parts = [f"seeds {_ranges(complete.seed)}"]
     if "online_samples" in complete and complete.online_samples.notna().any():
         used = complete.groupby("run_id").online_samples.max()
-        if used.max() > 0:
-            parts.append(f"online samples used {used.min():,.0f}-{used.max():,.0f} per run")
+        used = used[used > 0]  # runs with an online phase (offline-only methods have none)
+        if not used.empty:
+            parts.append(f"online samples used {used.min():,.0f}-{used.max():,.0f} per online run")
     if "data_source" in complete:
         sources = sorted({str(s) for s in complete.data_source.dropna()})
         parts.append("data " + "; ".join(DATA_SOURCES.get(s, s) for s in sources) if sources else "data source unrecorded")

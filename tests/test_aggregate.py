@@ -568,6 +568,11 @@ def test_on_grid_does_not_extrapolate_before_a_runs_first_evaluation():
     g = plots.on_grid(df, "updates", "score_mean", ["m"], points=3, common=True)
     assert list(g[g.run_id == "a"].updates) == [1000, 1500, 2000]  # common: up to where b ends
     assert list(g[g.run_id == "a"].score_mean) == [10, 15, 20]
+    # a run that starts later (SAC's first evaluation after 1000 samples) starts there; the others at 0
+    late = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "m": ["x", "x", "y", "y"],
+                         "updates": [0, 2000, 1000, 2000], "score_mean": [0.0, 20.0, 5.0, 5.0]})
+    g = plots.on_grid(late, "updates", "score_mean", ["m"], points=3)
+    assert list(g[g.run_id == "a"].updates) == [0, 1000, 2000] and list(g[g.run_id == "b"].updates) == [1000, 2000]
 
 
 def test_on_grid_starts_online_curves_where_pretraining_ended():
@@ -582,7 +587,7 @@ def test_figure_captions_say_seeds_samples_used_and_data_provenance():
     df = pd.DataFrame({"run_id": ["a", "a", "b", "c"], "seed": [20, 20, 21, 24],
                        "online_samples": [0, 5212, 5020, 5406], "data_source": ["generated"] * 4})
     note = plots.provenance_note(df)
-    assert note.startswith("seeds 20-21, 24, online samples used 5,020-5,406 per run")
+    assert note.startswith("seeds 20-21, 24, online samples used 5,020-5,406 per online run")
     assert "generated here by the project's forge" in note and "not D4RL's files" in note
 
 
