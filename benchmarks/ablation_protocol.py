@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import aggregate as agg
+from benchmarks import records as rec
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
@@ -131,10 +132,10 @@ def mean_abs_change(curves: pd.DataFrame, method: str, dataset: str) -> pd.Serie
                                               if len(s) > 1 else np.nan).astype(float).dropna()
 
 
-def sweep_score(curves: pd.DataFrame, phase: str, multiple: float, g_star: float) -> pd.Series:
+def sweep_score(curves: pd.DataFrame, phase: str, multiple: float) -> pd.Series:
     """Per seed: the normalized return of the g_eval sweep point ``multiple`` x g* after ``phase``."""
     rows = curves[(curves.status == "complete") & (curves.phase == phase)]
-    rows = rows[np.isclose(rows.g_eval.astype(float), multiple * g_star)]
+    rows = rows[np.isclose(rows.g_eval_multiple.astype(float), multiple)]
     return rows.groupby("seed").score_mean.mean().astype(float)
 
 
@@ -186,9 +187,8 @@ def fig3_g_eval(data: Data) -> list[Comparison]:
     curves = data.curves["g_eval"]
     if curves.empty:
         return []
-    g_star = float(curves[curves.phase.isin(["pretrain", "online"])].g_eval.dropna().iloc[0])  # the config's g*
-    pre = (sweep_score(curves, "sweep-pretrained", 1.0, g_star), sweep_score(curves, "sweep-pretrained", 0.25, g_star))
-    fine = (sweep_score(curves, "sweep-finetuned", 1.0, g_star), sweep_score(curves, "sweep-finetuned", 0.25, g_star))
+    pre = (sweep_score(curves, "sweep-pretrained", 1.0), sweep_score(curves, "sweep-pretrained", 0.25))
+    fine = (sweep_score(curves, "sweep-finetuned", 1.0), sweep_score(curves, "sweep-finetuned", 0.25))
     e1, t1 = paired(*pre, data.reps)
     e2, t2 = paired(pre[0] - pre[1], fine[0] - fine[1], data.reps)
     return [Comparison("Fig. 3 / 5 (L)", "D1 = R(1.0 g*) − R(0.25 g*) after pretraining (paired)", e1,
@@ -357,7 +357,7 @@ def load(root: Path | str, preset: str, reps: int = BOOTSTRAP_REPS) -> Data:
     curves = {}
     for e in experiments:
         c = agg.load_results(root, preset, e)
-        for col in ("phase", "score_mean", "entropy", "lambda", "g_eval"):
+        for col in ("phase", "score_mean", "entropy", "lambda", "g_eval_multiple"):
             if col not in c:
                 c[col] = np.nan
         curves[e] = _with_initial_lambda(c, root, preset, e)
@@ -366,7 +366,6 @@ def load(root: Path | str, preset: str, reps: int = BOOTSTRAP_REPS) -> Data:
 
 def _with_initial_lambda(curves: pd.DataFrame, root, preset: str, experiment: str) -> pd.DataFrame:
     """Each row gets its run's configured initial lambda (``optim.init_lambda`` of config.json)."""
-    from benchmarks import records as rec
     init = {}
     for directory in rec.iter_run_dirs(root, preset, experiment):
         path = directory / "config.json"

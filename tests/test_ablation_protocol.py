@@ -161,3 +161,23 @@ def test_sampling_correlation_is_pearson_over_trajectory_probabilities(monkeypat
     x, y = lengths - lengths.mean(), returns - returns.mean()
     assert r == pytest.approx(float((x * y).sum() / np.sqrt((x * x).sum() * (y * y).sum())))
     assert "4 trajectories" in note
+
+
+def test_g_eval_sweep_differences_are_read_from_the_sweep_rows(tmp_path):
+    root = tmp_path / "results"
+    for s in range(20, 23):
+        spec = RunSpec("g_eval", "odt", "hopper-medium", s, "cpu", variant="default", g_eval_sweep=(0.25, 1.0))
+        d = rec.run_dir(root, spec)
+        rec.write_json(d / rec.SPEC, spec.to_dict())
+        # after pretraining R(1.0) - R(0.25) = 20; after finetuning 5: D1 = 20, D2 = 15
+        sweeps = [("sweep-pretrained", 0.25, 30.0), ("sweep-pretrained", 1.0, 50.0),
+                  ("sweep-finetuned", 0.25, 60.0), ("sweep-finetuned", 1.0, 65.0)]
+        curve = [{"phase": "pretrain", "updates": 10, "online_samples": 0, "score_mean": 40.0, "g_eval": 3600.0}]
+        curve += [{"phase": p, "g_eval_multiple": m, "g_eval": m * 3600.0, "score_mean": v + s, "updates": 10,
+                   "online_samples": 0} for p, m, v in sweeps]
+        rec.write_curve(d / rec.CURVE, curve)
+        rec.write_json(d / rec.RECORD, {"status": "complete", "run_id": spec.run_id, "final_score": 65.0,
+                                        "offline_score": 40.0, "counters": {}})
+    d1, d2 = ap.fig3_g_eval(ap.load(root, "cpu", reps=300))
+    assert d1.estimate.mean == pytest.approx(20.0) and d1.estimate.n == 3 and d1.verdict == "holds"
+    assert d2.estimate.mean == pytest.approx(15.0) and d2.verdict == "holds"
