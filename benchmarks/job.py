@@ -225,12 +225,12 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         rec.write_json(directory / rec.PROVENANCE, dict(data.provenance))
         run_key = (same_run.key(spec.method, config_dict(cfg), spec.seed, dict(data.provenance), spec.g_eval_sweep)
                    if reuse_pretraining else None)
-        fresh = not CheckpointManager(directory / rec.CHECKPOINTS, keep=KEEP_CHECKPOINTS).paths()
-        if run_key is not None and fresh and (source := same_run.find(root, run_key, directory)) is not None:
+        ckpts = CheckpointManager(directory / rec.CHECKPOINTS, keep=KEEP_CHECKPOINTS)
+        if (run_key is not None and not ckpts.paths()
+                and (source := same_run.find(root, run_key, directory)) is not None):
             return _summary(same_run.adopt(source, directory, spec, run_key, attempt, log_path))
         agent = build_agent(spec.method, cfg, data.trajectories, data.spec.make_env, data.score_fn, progress)
 
-        ckpts = CheckpointManager(directory / rec.CHECKPOINTS, keep=KEEP_CHECKPOINTS)
         loaded = ckpts.load_latest()
         notes += [f"skipped checkpoint {s}" for s in loaded.skipped]
         curve: list[dict] = []
