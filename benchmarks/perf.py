@@ -95,6 +95,7 @@ class PerfConfig:
     device: str = "cpu"
     batch_sampling: str = "auto"  # ODTConfig.batch_sampling: host (numpy) | device (torch) | auto
     precision: str = "fp32"  # ODTConfig.precision: fp32 | tf32 | bf16
+    rollout_preset: str = "cpu"  # the model the rollouts time: the cpu preset's or the paper's
     out: str = "benchmarks/perf_latest.json"
     progress: bool = True
 
@@ -105,6 +106,8 @@ class PerfConfig:
         for name in ("reps", "sample_reps", "eval_episodes", "eval_steps", "dataset_steps", "matmul_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}={getattr(self, name)!r} must be >= 1")
+        if self.rollout_preset not in ("cpu", "paper"):
+            raise ConfigError(f"rollout_preset={self.rollout_preset!r}: cpu | paper")
         if self.warmup < 0:
             raise ConfigError(f"warmup={self.warmup!r} must be >= 0")
         if not self.threads or min(self.threads) < 1:
@@ -259,6 +262,8 @@ def measure_case(case: UpdateCase, pc: PerfConfig, data: Trajectories, threads: 
         mm = matmul_gflops(pc.matmul_size, trainer.device)
         reps = case.reps if case.reps is not None and pc.reps >= case.reps else pc.reps
         warmup = pc.warmup if case.warmup is None else min(pc.warmup, case.warmup)
+        if trainer.device.type == "cuda":  # a case's cap on reps is for CPU cost; a GPU runs them all
+            reps, warmup = pc.reps, pc.warmup
         res = time_updates(trainer, reps, warmup, pc.sample_reps)
     finally:
         trainer.close()
@@ -279,9 +284,10 @@ def measure_case(case: UpdateCase, pc: PerfConfig, data: Trajectories, threads: 
 
 
 def measure_rollouts(pc: PerfConfig, data: Trajectories, threads: int) -> dict:
-    """Evaluation (N envs, mean action) and exploration (1 env, sampled) at the cpu preset."""
+    """Evaluation (N envs, mean action) and exploration (1 env, sampled), the model of
+    ``pc.rollout_preset`` (hopper-medium online)."""
     torch.set_num_threads(threads)
-    cfg = make_config("hopper-medium", "online", "cpu", {"device": pc.device})
+    cfg = make_config("hopper-medium", "online", pc.rollout_preset, {"device": pc.device})
     trainer = ODTTrainer(cfg, data, make_hopper_full_length, progress=False)
     timer = Timer(trainer.device)
     n = pc.eval_episodes
@@ -307,7 +313,8 @@ def measure_rollouts(pc: PerfConfig, data: Trajectories, threads: int) -> dict:
         one.close()
         trainer.close()
     return {
-        "threads": threads, "eval_episodes": n, "eval_context_len": cfg.model.eval_context_len,
+        "threads": threads, "preset": pc.rollout_preset, "embed_dim": cfg.model.embed_dim,
+        "device": str(trainer.device), "eval_episodes": n, "eval_context_len": cfg.model.eval_context_len,
         "eval_steps_per_episode": int(result.lengths.max()),
         "eval_s": wall, "eval_env_steps_per_s": steps / wall,
         "eval_vector_step_ms": wall / int(result.lengths.max()) * 1e3,
@@ -359,6 +366,22 @@ def run_estimates(cpu_rows: dict[int, dict], rollouts: dict[int, dict]) -> list[
                 out.append({"threads": threads, "basis": basis, **est, "goal_min": RUN_GOAL_MINUTES,
                             "goal_met": est["total_min"] <= RUN_GOAL_MINUTES})
     return out
+
+
+def paper_run_estimates(updates: list[dict], rollouts: dict[int, dict]) -> list[dict]:
+    """A paper-preset hopper-medium ODT run from the paper case's loop pace (no per-update sync:
+    what the training loop does) and the paper model's rollout steps, for three episode lengths."""
+    rows = [r for r in updates if r["case"] == "paper"]
+    if not rows or not rollouts:
+        return []
+    cfg = make_config("hopper-medium", "online", "paper")
+    row, ro = rows[0], next(iter(rollouts.values()))
+    step_ms = row["loop_ms_per_update"]
+    return [{"preset": "paper", "threads": row["threads"], "basis": "wall, loop pace", "precision": row["precision"],
+             **estimate_run(cfg.pretrain_updates, cfg.online.online_samples, cfg.online.updates_per_round,
+                            cfg.online.eval_every_rounds, cfg.eval_every_updates, cfg.eval_episodes,
+                            step_ms, ro["eval_vector_step_ms"], ro["explore_step_ms"], length)}
+            for length in (1000, 500, 250)]
 
 
 def machine_info() -> dict:
@@ -424,7 +447,8 @@ def run(pc: PerfConfig) -> dict:
         "machine": machine_info(), "config": dataclasses.asdict(pc),
         "dataset": {"kind": "synthetic Hopper-shaped", "steps": data.num_steps, "trajectories": len(data)},
         "updates": updates, "rollouts": list(rollouts.values()), "buffer_add": buffer_rows,
-        "run_estimate": run_estimates(cpu_rows, rollouts) if cpu_rows and rollouts else [],
+        "run_estimate": (run_estimates(cpu_rows, rollouts) if cpu_rows and rollouts and pc.rollout_preset == "cpu"
+                         else paper_run_estimates(updates, rollouts) if pc.rollout_preset == "paper" else []),
         "peak_rss_mib": peak_rss_mib(),
     }
 
@@ -452,14 +476,21 @@ def format_report(res: dict) -> str:
                      f"{r['matmul_ratio']:>7.0%}{r['matmul_ratio_cpu']:>10.0%}  {ref}")
     lines.append("")
     for ro in res["rollouts"]:
-        lines.append(f"rollouts x{ro['threads']} thread(s): {ro['eval_episodes']}-episode evaluation of "
+        lines.append(f"rollouts ({ro.get('preset', 'cpu')} model, {ro.get('device', 'cpu')}) x{ro['threads']} thread(s): {ro['eval_episodes']}-episode evaluation of "
                      f"{ro['eval_steps_per_episode']} steps each in {ro['eval_s']:.1f} s "
                      f"({ro['eval_env_steps_per_s']:.0f} env-steps/s, CPU {ro['eval_cpu_s']:.1f} s; simulator alone "
                      f"{ro['env_only_env_steps_per_s']:.0f}); exploration {ro['explore_env_steps_per_s']:.0f} env-steps/s")
     for b in res["buffer_add"]:
         lines.append(f"buffer add (capacity {b['capacity']}, {b['steps_stored']} steps, {b['stored_mib']:.1f} MiB): "
                      f"{b['median_ms']:.2f} ms per episode")
-    if res["run_estimate"]:
+    paper_est = [e for e in res["run_estimate"] if e.get("preset") == "paper"]
+    for e in paper_est:
+        lines.append(f"paper-preset hopper-medium ODT run ({e['precision']}, loop pace), episodes of "
+                     f"{e['episode_length']:>4}: {e['updates']} updates, {e['rounds']} rounds, {e['evaluations']} evals "
+                     f"-> {e['total_min']:.1f} min (pretrain {e['pretrain_s'] / 60:.1f}, online updates "
+                     f"{e['online_updates_s'] / 60:.1f}, exploration {e['exploration_s'] / 60:.1f}, "
+                     f"evaluation {e['evaluation_s'] / 60:.1f})")
+    if res["run_estimate"] and not paper_est:
         lines += ["", "whole cpu-preset ODT run on Hopper (estimate from the numbers above):"]
         for e in res["run_estimate"]:
             lines.append(f"  {e['threads']} thread(s), {e['basis']:>4} time, episodes of {e['episode_length']:>4}: {e['updates']} updates, "
@@ -486,6 +517,9 @@ def parse_args(argv: list[str] | None) -> PerfConfig:
                    help="where batches are drawn (auto: the device on a GPU, numpy on the host on a CPU)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "bf16"],
                    help="fp32 (the paper), tf32 (CUDA matmuls) or bf16 (autocast forward)")
+    p.add_argument("--rollout-preset", default="cpu", choices=["cpu", "paper"],
+                   help="the model the evaluation/exploration rollouts run (cpu: the cpu-preset run estimate; "
+                        "paper: with --cases paper, the paper-preset hopper-medium run estimate)")
     p.add_argument("--out", default=PerfConfig.out, help="JSON output path (written atomically)")
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run of the harness itself (not a result)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -496,7 +530,7 @@ def parse_args(argv: list[str] | None) -> PerfConfig:
         p.error(f"--threads {a.threads!r}: expected integers like 2,1")
     pc = PerfConfig(cases=[c for c in a.cases.split(",") if c], threads=threads, reps=a.reps,
                     eval_steps=a.eval_steps, device=a.device, batch_sampling=a.batch_sampling,
-                    precision=a.precision, out=a.out, progress=not a.no_progress)
+                    precision=a.precision, rollout_preset=a.rollout_preset, out=a.out, progress=not a.no_progress)
     if a.quick:
         pc = dataclasses.replace(pc, **QUICK)
     try:
