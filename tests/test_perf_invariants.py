@@ -227,6 +227,22 @@ def test_perf_rejects_unknown_cases():
         parse_args(["--cases", "huge"])
 
 
+def test_paper_run_estimate_uses_the_paper_hopper_schedule_and_the_loop_pace():
+    from benchmarks.perf import paper_run_estimates, parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--rollout-preset", "huge"])
+    update = {"case": "paper", "threads": 1, "precision": "bf16", "loop_ms_per_update": 20.0}
+    rollout = {"eval_vector_step_ms": 6.0, "explore_step_ms": 3.0}
+    rows = paper_run_estimates([update], {1: rollout})
+    assert [r["episode_length"] for r in rows] == [1000, 500, 250]
+    first = rows[0]
+    # Table C.4 hopper-medium: 5000 pretraining updates; 200k online samples, 300 updates a round
+    assert first["rounds"] == 200 and first["updates"] == 5000 + 200 * 300
+    assert first["pretrain_s"] == pytest.approx(5000 * 0.020)
+    assert first["exploration_s"] == pytest.approx(200_000 * 0.003)
+    assert paper_run_estimates([], {1: rollout}) == []
+
 def test_rollouts_run_on_one_thread_and_restore_the_callers_count():
     import gymnasium as gym
 
