@@ -239,9 +239,12 @@ def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: 
     for ax, c in zip(axes, metrics):
         if c not in e:
             continue
-        d = on_grid(e, x, c, ["variant"])
+        # the grid ends where the first run ends: runs that stop at different x would make the
+        # mean jump at the end as they drop out
+        d = on_grid(e, x, c, ["variant"], common=True)
         sns.lineplot(d, x=x, y=c, hue="variant", hue_order=_order(d["variant"]), errorbar=BAND, ax=ax, **BOOT)
         ax.set_title((titles or {}).get(c, c))
+        ax.set_ylabel((titles or {}).get(c, c))
         if xlabel:
             ax.set_xlabel(xlabel)
         if c in log_y:
