@@ -16,7 +16,6 @@ Intervals: 95% percentile bootstrap over seeds, 10,000 resamples, seeded (the pr
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -60,10 +59,7 @@ def scores(root: Path | str, preset: str) -> pd.DataFrame:
 
 
 def _platform(directory: Path) -> str:
-    path = directory / rec.ENVIRONMENT
-    if not path.exists():
-        return "?"
-    attempts = json.loads(path.read_text()).get("attempts") or [{}]
+    attempts = rec.read_attempts(directory) or [{}]
     return str(attempts[-1].get("platform", "?"))
 
 

@@ -40,8 +40,7 @@ class Imported:
 
 def machine_of(run_dir: Path) -> dict:
     """What of a run's first attempt decides its numerics: versions, CPU count, CUDA."""
-    attempts = (rec.read_json(run_dir / rec.ENVIRONMENT).get("attempts") or [{}])
-    first = attempts[0]
+    first = (rec.read_attempts(run_dir) or [{}])[0]
     versions = first.get("versions") or {}
     return {"torch": versions.get("torch"), "python": versions.get("python"), "numpy": versions.get("numpy"),
             "cpu_count": first.get("cpu_count"), "cuda": first.get("cuda")}
@@ -58,12 +57,12 @@ def describe_difference(theirs: dict, ours: list[dict]) -> str:
 
 
 def import_one(src_dir: Path, dst_dir: Path, dry_run: bool) -> tuple[str, str]:
+    status = rec.status_of(src_dir)
+    if status != "complete":  # partial (no record yet), failed or diverged: not a result to bring in
+        return "incomplete", status
     missing = [name for name in RECORD_FILES if not (src_dir / name).is_file()]
     if missing:
         return "malformed", f"missing {', '.join(missing)}"
-    status = rec.status_of(src_dir)
-    if status != "complete":
-        return "incomplete", status
     if (dst_dir / rec.RECORD).exists():
         same = rec.read_json(dst_dir / rec.RECORD) == rec.read_json(src_dir / rec.RECORD)
         return ("same", "") if same else ("conflict", f"kept the record already at {dst_dir}")

@@ -221,9 +221,10 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         from benchmarks.methods import build_agent
         data = load_data(spec)
         cfg = spec_config(spec)
-        rec.write_json(directory / rec.CONFIG, config_dict(cfg))
+        cfg_dict = config_dict(cfg)
+        rec.write_json(directory / rec.CONFIG, cfg_dict)
         rec.write_json(directory / rec.PROVENANCE, dict(data.provenance))
-        run_key = (same_run.key(spec.method, config_dict(cfg), spec.seed, dict(data.provenance), spec.g_eval_sweep)
+        run_key = (same_run.key(spec.method, cfg_dict, spec.seed, dict(data.provenance), spec.g_eval_sweep)
                    if reuse_pretraining else None)
         ckpts = CheckpointManager(directory / rec.CHECKPOINTS, keep=KEEP_CHECKPOINTS)
         if (run_key is not None and not ckpts.paths()
@@ -235,7 +236,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         notes += [f"skipped checkpoint {s}" for s in loaded.skipped]
         curve: list[dict] = []
         done_sweeps: set[str] = set()
-        shared_key = (shared.key(spec.method, config_dict(cfg), spec.seed, dict(data.provenance))
+        shared_key = (shared.key(spec.method, cfg_dict, spec.seed, dict(data.provenance))
                       if reuse_pretraining else None)
         pretraining_from: str | None = None
         if loaded.state is not None:

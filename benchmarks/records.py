@@ -168,13 +168,18 @@ def resolve_log(root: Path | str, stored: str | None) -> Path | None:
     return path if path.is_absolute() else Path(root) / path
 
 
+def read_attempts(directory: Path) -> list[dict]:
+    """The attempts environment.json lists (oldest first); [] when there is none."""
+    path = Path(directory) / ENVIRONMENT
+    return list(read_json(path).get("attempts") or []) if path.exists() else []
+
+
 def record_attempt(directory: Path, log_path: str | None) -> int:
     """Append this attempt's environment to environment.json; returns the attempt number.
     ``log_path`` is stored as given (the runner passes it relative to the results root)."""
-    path = Path(directory) / ENVIRONMENT
-    attempts = read_json(path)["attempts"] if path.exists() else []
+    attempts = read_attempts(directory)
     attempts.append({**environment(), "log": log_path})
-    write_json(path, {"attempts": attempts})
+    write_json(Path(directory) / ENVIRONMENT, {"attempts": attempts})
     return len(attempts)
 
 

@@ -59,7 +59,8 @@ def test_runs_that_are_not_complete_are_skipped(tmp_path, status):
     src, dst = tmp_path / "src", tmp_path / "dst"
     make_run(src, "a__s20", status=status, skip=("record.json",) if status is None else ())
     (row,) = import_runs(src, dst)
-    assert row.outcome == ("malformed" if status is None else "incomplete")
+    assert row.outcome == "incomplete"  # a run without a record (partial) is unfinished, not malformed
+    assert row.detail == (status or "partial")
     assert not (dst / "cpu" / "g_online" / "a__s20").exists()
 
 
