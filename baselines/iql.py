@@ -359,9 +359,13 @@ class IQLAgent:
         self.target_critic.load_state_dict(self.critic.state_dict())
         self.target_critic.requires_grad_(False)
         self.value = ValueNet(obs_dim, h, nh).to(self.device)
-        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr)
-        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr)
-        self.value_opt = torch.optim.Adam(self.value.parameters(), lr=cfg.value_lr)
+        # foreach: one multi-tensor Adam step instead of a Python loop over parameters (torch
+        # picks it on CUDA only by default). Bit-identical on the CPU (tests/test_baselines.py);
+        # the saving there is small (0-5% of an update's CPU time at 256 wide): the matmuls and
+        # their backward dominate.
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, foreach=True)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, foreach=True)
+        self.value_opt = torch.optim.Adam(self.value.parameters(), lr=cfg.value_lr, foreach=True)
 
         self.reward_scale = reward_scale(cfg.domain, dataset.returns())
         offline = transitions(dataset)
@@ -435,12 +439,12 @@ class IQLAgent:
         self.critic_opt.step()
 
         with torch.no_grad():
-            for p, tp in zip(self.critic.parameters(), self.target_critic.parameters(), strict=True):
-                tp.lerp_(p, c.tau)
-
-        metrics = {"value_loss": value_loss.item(), "actor_loss": actor_loss.item(),
-                   "q_loss": q_loss.item(), "advantage_mean": advantage.mean().item(),
-                   "weight_mean": weights.mean().item(), "v_mean": v.mean().item()}
+            torch._foreach_lerp_(list(self.target_critic.parameters()),
+                                 list(self.critic.parameters()), c.tau)
+            values = torch.stack([value_loss, actor_loss, q_loss, advantage.mean(),
+                                  weights.mean(), v.mean()]).tolist()  # one read, not six
+        metrics = dict(zip(("value_loss", "actor_loss", "q_loss", "advantage_mean",
+                            "weight_mean", "v_mean"), values, strict=True))
         if not all(math.isfinite(x) for x in metrics.values()):
             raise TrainingDiverged(f"IQL losses {metrics} at update {self.counters.updates}")
         self.counters.updates += 1

@@ -32,6 +32,7 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
+from benchmarks.experiments import ACTION_DIMS
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
@@ -45,8 +46,6 @@ from benchmarks.reproduction import (
 EQUIVALENCE = 3.0  # a positive claim whose interval lies inside [-3, +3] does not hold
 COMPARABLE = 5.0  # a "comparable" claim holds if the interval lies inside [-5, +5]
 TWO_ARM_SEEDS, SWEEP_SEEDS = 5, 3
-# |A| of the Gymnasium v5 locomotion tasks: the target entropy beta = -|A| (the paper's default)
-ACTION_DIMS = {"hopper": 3, "walker2d": 6, "halfcheetah": 6, "ant": 8}
 CORRELATION_HOLDS = 0.8  # Appendix F: sampling by length ~ by return if Pearson r > 0.8
 
 

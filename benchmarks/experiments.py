@@ -54,6 +54,9 @@ MINARI_PREFIX = "minari:"  # a local Minari dataset by its own id (benchmarks.da
 # accepted by every experiment through --datasets; configured with its family's paper row
 LOCOMOTION = [d for d in known_datasets() if not d.startswith("antmaze")]
 ANTMAZE = [d for d in known_datasets() if d.startswith("antmaze")]
+# |A| of the Gymnasium v5 locomotion tasks: the target entropy beta = -|A| (the paper's default),
+# drawn in the entropy panels and used by the entropy comparisons
+ACTION_DIMS = {"hopper": 3, "walker2d": 6, "halfcheetah": 6, "ant": 8}
 # The paper's row order of Table 1.
 TABLE1_DATASETS = [
     "hopper-medium", "hopper-medium-replay", "walker2d-medium", "walker2d-medium-replay",

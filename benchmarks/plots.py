@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import io
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ import seaborn as sns  # noqa: E402
 from benchmarks import aggregate as agg  # noqa: E402
 from benchmarks import outputs  # noqa: E402
 from benchmarks import records as rec  # noqa: E402
+from benchmarks.experiments import ACTION_DIMS  # noqa: E402
 from odt.checkpoint import atomic_write_bytes  # noqa: E402
 from odt.config import PRESETS  # noqa: E402
 
@@ -156,6 +158,7 @@ def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
                   legend=False, ax=ax)  # every seed, beside its arm's mean and 95% interval
     _legend_with_seed_counts(ax, last, hue)
     ax.set_xlim(-0.5, len(order) - 0.5)  # one category: keep the arms next to their tick
+    fig.set_figwidth(min(fig.get_figwidth(), 4.0 + 2.5 * len(order)))  # few categories: no wide void
     ax.set_ylabel("final normalized return" if y == "score_mean" else "final return")
     ax.tick_params(axis="x", rotation=20)
     return last[["run_id", "dataset", "variant", x, hue, y]] if x != hue else last
@@ -172,7 +175,7 @@ def convergence_runs(df: pd.DataFrame) -> pd.DataFrame:
     return df[(df.method == "odt") & (df.dataset == "hopper-medium")]
 
 
-HOPPER_BETA = -3.0  # the target entropy -|A| of Hopper (3 action dimensions)
+HOPPER_BETA = -float(ACTION_DIMS["hopper"])  # the target entropy -|A| of Hopper
 
 
 def draw_convergence(df, fig):
@@ -180,7 +183,7 @@ def draw_convergence(df, fig):
     cols = [c for c in (_y(e), "nll", "entropy", "lambda") if c in e]
     axes = fig.subplots(1, len(cols), squeeze=False)[0]
     titles = {"score_mean": "normalized return", "return_mean": "return", "nll": "NLL",
-              "entropy": "policy entropy (dashed: β = −|A| = −3)", "lambda": "λ (temperature)"}
+              "entropy": f"policy entropy (dashed: β = −|A| = {HOPPER_BETA:.0f})".replace("-", "−"), "lambda": "λ (temperature)"}
     parts = []
     for ax, c in zip(axes, cols):
         d = on_grid(e, "updates", c, ["method"], common=True)  # every point averages every run
@@ -411,8 +414,15 @@ def render(spec: Figure, df: pd.DataFrame, preset: str, out: Path) -> list[Path]
     note = _status_note(runs)
     if set(runs.status.unique()) - {"complete"}:
         note = "INCOMPLETE: " + note
-    fig.suptitle(f"{title}\n{note}; {provenance_note(complete)}", fontsize=10)
+    fig.suptitle(_wrapped(f"{title}\n{note}; {provenance_note(complete)}", fig), fontsize=10)
     return _save(fig, data, out, spec.name)
+
+
+def _wrapped(title: str, fig: plt.Figure) -> str:
+    """Each line of a suptitle wrapped to the figure's width (about 13 characters an inch at
+    font size 10), so a narrow figure's caption is not cut at its edges."""
+    width = max(40, int(fig.get_figwidth() * 13))
+    return "\n".join(textwrap.fill(line, width) for line in title.split("\n"))
 
 
 def render_sampling_probabilities(preset: str, out: Path, partial: bool = True) -> list[Path]:

@@ -257,13 +257,15 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
     cap = _caption(preset, runs, seeds, "Table 1 regenerated: D4RL normalized returns (100 = expert).")
     ref_cap = f"The paper's numbers ({ref['source']})."
     diff_cap = "Ours minus the paper's (mean)." + (f" Our online columns ran {budget} samples, the paper's 0.2m." if budget != "0.2m" else "")
-    rl_header, rl_rows = _rliable_section(summary if summary is not None else table1_rliable(runs, reps))
+    rl_summary = summary if summary is not None else table1_rliable(runs, reps)
+    rl_header, rl_rows = _rliable_section(rl_summary)
     rl = rl_header, [[ours_label(r[0])] + r[1:] for r in rl_rows]
     if tex:
         return "\n".join([_render(header, ours, True, cap, "tbl:table1-ours"),
                           _render(paper_header, paper, True, ref_cap, "tbl:table1-paper"),
                           _render(header, diff, True, diff_cap, "tbl:table1-diff"),
-                          _render(*rl, True, "Aggregates over tasks (rliable, scores / 100).", "tbl:table1-rliable")])
+                          _render(*rl, True, f"Aggregates over the same Gym tasks ({_task_list(rl_summary)}; rliable, "
+                                  "scores / 100).", "tbl:table1-rliable")])
     notes = "\n".join(f"- {n}" for n in ref.get("notes", []))
     return "\n".join([
         f"# Table 1 (preset `{preset}`)\n", cap + "\n", _render(header, ours, False, cap),
@@ -276,9 +278,16 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         _render(["dataset"] + [label for _, label in ONLINE_METHODS], samples_used(runs), False, ""),
         "## Aggregates over tasks (rliable)\n",
         "IQM and optimality gap of the normalized score / 100, 95% stratified bootstrap CIs over "
-        "runs; each method over the datasets where it has complete runs, cut to the same number "
-        "of runs per dataset. P(X > Y): probability of improvement over the datasets both have.\n",
+        "runs, every method over the same Gym datasets, those where each method but SAC has "
+        f"complete runs ({_task_list(rl_summary)}; SAC over those of them it was run on, the "
+        "`-medium` ones), each cut to the same number of runs per dataset. P(X > Y): probability "
+        "of improvement over the same datasets.\n",
         _render(*rl, False, "")])
+
+
+def _task_list(summary: dict) -> str:
+    tasks = summary.get("tasks")
+    return ", ".join(tasks) if tasks else "none yet"
 
 
 def _ref_cell(v) -> Cell | float | None:
@@ -296,27 +305,31 @@ def _diff(ours: Cell, ref) -> float | None:
 
 
 def table1_rliable(runs: pd.DataFrame, reps: int = 2000) -> dict:
+    """rliable's IQM and optimality gap over the Gym rows, every method over the same tasks: the
+    locomotion datasets where each method except SAC has complete runs (SAC, which runs on the
+    ``-medium`` rows only as in the paper, over those of them it has), and P(ODT > IQL) online
+    over the same tasks. ``summary["tasks"]`` names them."""
+    done = runs[runs.dataset.isin(LOCOMOTION) & (runs.status == "complete")]
+    methods = [c for c in TABLE1_COLUMNS if c.method is not None]
+    tasks_of = {c.key: set(done[done.method == c.method].dataset) for c in methods}
+    scoped = [t for k, t in tasks_of.items() if t and k != "sac"]
+    common = sorted(set.intersection(*scoped)) if scoped else []
     matrices = {}
-    for c in TABLE1_COLUMNS:
-        if c.method is None:
-            continue
-        tasks = sorted(set(runs[(runs.method == c.method) & (runs.status == "complete")].dataset))
-        m = agg.score_matrix(runs, c.method, c.value, tasks)
+    for c in methods:
+        tasks = [t for t in common if t in tasks_of[c.key]]
+        m = agg.score_matrix(runs, c.method, c.value, tasks) if tasks else None
         if m is not None:
             matrices[c.label] = m / 100.0
     pairs = {}
-    on = [c for c in TABLE1_COLUMNS if c.key in ("odt_online", "iql_online")]
-    common = sorted(set(runs[(runs.method == on[0].method) & (runs.status == "complete")].dataset)
-                    & set(runs[(runs.method == on[1].method) & (runs.status == "complete")].dataset))
-    x = agg.score_matrix(runs, on[0].method, on[0].value, common)
-    y = agg.score_matrix(runs, on[1].method, on[1].value, common)
+    x, y = (matrices.get(c.label) for c in methods if c.key in ("odt_online", "iql_online"))
     if x is not None and y is not None:
         n = min(len(x), len(y))
-        pairs = {"ODT (0.2m)*": x[:n] / 100.0, "IQL (0.2m)*": y[:n] / 100.0}
+        pairs = {"ODT (0.2m)*": x[:n], "IQL (0.2m)*": y[:n]}
     summary = agg.rliable_summary({**matrices, **pairs}, [("ODT (0.2m)*", "IQL (0.2m)*")] if pairs else [],
                                   reps=reps)
     for k in pairs:
         summary["aggregates"].pop(k, None)
+    summary["tasks"] = common
     return summary
 
 
@@ -327,7 +340,7 @@ def _rliable_section(s: dict) -> tuple[list[str], list[list[str]]]:
              f"{a['runs']} x {a['tasks']}"] for name, a in s["aggregates"].items()]
     for name, imp in s["improvement"].items():
         rows.append([f"P({name.replace('*', '')})", f"{imp['p']:.3f} [{imp['ci'][0]:.3f}, {imp['ci'][1]:.3f}]",
-                     "", "common datasets"])
+                     "", "same datasets"])
     if not rows:
         rows = [[MISSING_MD, "no complete runs", "", ""]]
     return header, rows

@@ -181,3 +181,16 @@ def test_g_eval_sweep_differences_are_read_from_the_sweep_rows(tmp_path):
     d1, d2 = ap.fig3_g_eval(ap.load(root, "cpu", reps=300))
     assert d1.estimate.mean == pytest.approx(20.0) and d1.estimate.n == 3 and d1.verdict == "holds"
     assert d2.estimate.mean == pytest.approx(15.0) and d2.verdict == "holds"
+
+
+@pytest.mark.parametrize("domain", ["hopper", "walker2d", "halfcheetah", "ant"])
+def test_action_dims_are_the_environments_own(domain):
+    """beta = -|A| in the entropy comparisons and panels: |A| read from each dataset's environment."""
+    from benchmarks.datasets import DATASETS
+    from benchmarks.experiments import ACTION_DIMS
+
+    env = DATASETS[f"{domain}-medium"].make_env()
+    try:
+        assert env.action_space.shape == (ACTION_DIMS[domain],)
+    finally:
+        env.close()

@@ -149,6 +149,31 @@ def test_rliable_is_seeded_and_iqm_of_constant_scores_is_the_constant():
     assert 0.0 <= s1["improvement"]["B > A"]["p"] <= 1.0
 
 
+def test_table1_aggregates_cover_the_same_gym_tasks_for_every_method(tmp_path):
+    """DT on three Gym datasets, ODT and IQL on two, SAC on one of them, an AntMaze run: every
+    row aggregates the two datasets all but SAC share (SAC its one), never AntMaze, and a row's
+    IQM is the IQM over exactly those datasets' runs."""
+    root = tmp_path / "results"
+    for s in range(4):
+        for d in ("hopper-medium", "walker2d-medium", "halfcheetah-medium"):
+            fake_run(root, "dt", d, s, final=10.0 if d == "halfcheetah-medium" else 60.0)
+        for d in ("hopper-medium", "walker2d-medium"):
+            fake_run(root, "odt", d, s, final=80.0, offline=60.0)
+            fake_run(root, "odt-offline", d, s, final=60.0)
+            fake_run(root, "iql", d, s, final=70.0, offline=65.0)
+        fake_run(root, "sac", "hopper-medium", s, final=5.0)
+        fake_run(root, "odt", "antmaze-umaze", s, final=0.0)
+    summary = tables.table1_rliable(agg.load_runs(root), reps=50)
+    assert summary["tasks"] == ["hopper-medium", "walker2d-medium"]
+    rows = summary["aggregates"]
+    assert rows["DT"]["tasks"] == 2 and rows["DT"]["iqm"] == pytest.approx(0.60)  # not halfcheetah's 10
+    assert rows["ODT (0.2m)"]["tasks"] == 2 and rows["ODT (0.2m)"]["iqm"] == pytest.approx(0.80)
+    assert rows["SAC (0.2m)"]["tasks"] == 1
+    assert summary["improvement"]["ODT (0.2m)* > IQL (0.2m)*"]["p"] == pytest.approx(1.0)
+    text = tables.table1_text(agg.load_runs(root), "smoke", summary=summary)
+    assert "(hopper-medium, walker2d-medium; SAC over those of them" in text
+
+
 def test_hyperparameter_tables_match_the_paper_and_catch_drift(monkeypatch):
     assert tables.hyperparameter_mismatches() == []
     from benchmarks import reference

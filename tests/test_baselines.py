@@ -188,6 +188,78 @@ def test_iql_update_reports_its_metrics_and_names_a_divergence(hopper_random):
     agent.close()
 
 
+def _iql_reference_update(agent, batch) -> None:
+    """One IQL update written from the paper's definitions (Kostrikov et al. 2022, Alg. 1 and
+    its official order): V by expectile regression on min(Q_target), then the actor by
+    advantage-weighted log-likelihood with the updated V, then both Qs by squared TD error to
+    r + gamma (1 - d) V(s') with the updated V, then Polyak averaging of the target Qs; plain
+    per-parameter Adam. Applied to copies of the agent's networks and optimizers."""
+    c = agent.cfg
+    s, a, r = batch["observations"], batch["actions"], batch["rewards"]
+    with torch.no_grad():
+        x = torch.cat([s, a], -1)
+        q_t = torch.minimum(agent.target_critic.q1(x), agent.target_critic.q2(x)).squeeze(-1)
+    u = q_t - agent.value(s)
+    tau_weight = (c.expectile - (u < 0).float()).abs()
+    agent.value_opt.zero_grad()
+    (tau_weight * u * u).mean().backward()
+    agent.value_opt.step()
+    with torch.no_grad():
+        w = torch.minimum(torch.exp(c.temperature * (q_t - agent.value(s))), torch.tensor(c.max_weight))
+        next_v = agent.value(batch["next_observations"])
+    agent._set_actor_lr()
+    agent.actor_opt.zero_grad()
+    (-(w * agent.actor(s).log_prob(a).sum(-1))).mean().backward()
+    agent.actor_opt.step()
+    y = r + c.discount * (1 - batch["dones"]) * next_v
+    q1, q2 = agent.critic(s, a)
+    agent.critic_opt.zero_grad()
+    (((q1 - y) ** 2).mean() + ((q2 - y) ** 2).mean()).backward()
+    agent.critic_opt.step()
+    with torch.no_grad():
+        for p, tp in zip(agent.critic.parameters(), agent.target_critic.parameters(), strict=True):
+            tp.copy_((1 - c.tau) * tp + c.tau * p)
+
+
+def test_iql_update_is_the_published_update_and_its_foreach_adam_is_plain_adam(hopper_random):
+    """Three updates of the agent against the reference above on the same batches: the same
+    parameters (to float rounding). And the agent's multi-tensor Adam gives exactly (bit for
+    bit) what per-parameter Adam gives: the speed change is not a change of the computation."""
+    import copy
+
+    from baselines.iql import IQLAgent
+
+    agent = IQLAgent(iql_config("hopper-medium", "smoke"), hopper_random, make_hopper, progress=False)
+    plain = copy.deepcopy({k: getattr(agent, k) for k in ("cfg", "counters", "actor", "critic",
+                                                          "target_critic", "value")})
+    reference = copy.copy(agent)  # shares the buffer; its own networks and optimizers below
+    twin = copy.copy(agent)
+    for obj in (reference, twin):
+        for k in ("actor", "critic", "target_critic", "value", "counters"):
+            setattr(obj, k, copy.deepcopy(plain[k]))
+        obj._running = type(agent._running)()
+        for opt, net, lr in (("actor_opt", obj.actor, obj.cfg.actor_lr),
+                             ("critic_opt", obj.critic, obj.cfg.critic_lr),
+                             ("value_opt", obj.value, obj.cfg.value_lr)):
+            setattr(obj, opt, torch.optim.Adam(net.parameters(), lr=lr, foreach=False))
+    assert all(g["foreach"] for o in (agent.actor_opt, agent.critic_opt, agent.value_opt)
+               for g in o.param_groups)
+    for _ in range(3):
+        batch = agent.sample_batch()
+        agent.update(batch)
+        twin.update(batch)
+        _iql_reference_update(reference, batch)
+        reference.counters.updates += 1
+    for name in ("actor", "critic", "target_critic", "value"):
+        ours = dict(getattr(agent, name).named_parameters())
+        for k, p in getattr(twin, name).named_parameters():
+            assert torch.equal(ours[k], p), f"{name}.{k}: foreach Adam differs from plain Adam"
+        for k, p in getattr(reference, name).named_parameters():
+            torch.testing.assert_close(ours[k], p, rtol=1e-5, atol=1e-6, msg=f"{name}.{k}")
+    assert not torch.equal(agent.value.net[0].weight, plain["value"].net[0].weight)  # it moved
+    agent.close()
+
+
 # ----- configs ------------------------------------------------------------------------------
 def test_iql_config_per_domain_and_preset():
     loco, maze = iql_config("hopper-medium"), iql_config("antmaze-umaze")
