@@ -24,12 +24,13 @@ import inspect
 import os
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import submitit
 
+from baselines.interface import Agent
 from benchmarks import records as rec
 from benchmarks import same_run
 from benchmarks import shared_pretraining as shared
@@ -160,6 +161,13 @@ def _run_lock(directory: Path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _noting(notes: list[str]) -> Callable[[str], None]:
+    def say(message: str) -> None:
+        print(message, flush=True)
+        notes.append(message)
+    return say
+
+
 def _shared_or_lock(root: str | Path, shared_key: str, pretraining: contextlib.ExitStack,
                     notes: list[str]) -> shared.SharedState | None:
     """For a fresh run with a sharing key: the saved end-of-pretraining state if there is one;
@@ -168,15 +176,19 @@ def _shared_or_lock(root: str | Path, shared_key: str, pretraining: contextlib.E
     it has saved its state."""
     if (found := shared.load(root, shared_key)) is not None:
         return found
-
-    def say(message: str) -> None:
-        print(message, flush=True)
-        notes.append(message)
-
-    pretraining.enter_context(shared.pretraining_lock(root, shared_key, say=say))
+    pretraining.enter_context(shared.pretraining_lock(root, shared_key, say=_noting(notes)))
     if (found := shared.load(root, shared_key)) is not None:  # saved while we waited
         pretraining.close()
     return found
+
+
+def _lock_if_still_pretraining(root: str | Path, shared_key: str | None, agent: Agent,
+                               pretraining: contextlib.ExitStack, notes: list[str]) -> None:
+    """A run resumed from its own checkpoint before the end of its pretraining holds the key's
+    pretraining lock until it has saved its state, as a fresh run does: a same-key run started
+    meanwhile then waits and loads that state instead of computing the same pretraining."""
+    if shared_key is not None and not getattr(agent.counters, "pretrain_done", True):
+        pretraining.enter_context(shared.pretraining_lock(root, shared_key, say=_noting(notes)))
 
 
 def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | None = None,
@@ -245,6 +257,8 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             done_sweeps = set(loaded.state.get("sweeps", ()))
             pretraining_from = loaded.state.get("pretraining_from")
             notes.append(f"attempt {attempt}: resumed from {loaded.path.name}")
+            if pretraining_from is None:
+                _lock_if_still_pretraining(root, shared_key, agent, pretraining, notes)
         elif shared_key is not None and (found := _shared_or_lock(root, shared_key, pretraining, notes)) is not None:
             agent.load_state_dict(found.state["agent"])
             curve = list(found.state["curve"])

@@ -331,6 +331,31 @@ def test_a_follower_waits_for_its_leader_then_loads_the_state_it_saved(tmp_path)
     assert waiting.wait(5) == 0  # ... until it lets go
 
 
+def test_a_run_resumed_before_the_end_of_its_pretraining_holds_the_lock(tmp_path):
+    """job._lock_if_still_pretraining: resumed mid-pretraining, a run holds its key's lock (a
+    same-key run waits for it, then loads what it saves); resumed past the switch, or without a
+    key, it takes nothing."""
+    import contextlib
+    import time
+    import types
+
+    def agent(done: bool):
+        return types.SimpleNamespace(counters=types.SimpleNamespace(pretrain_done=done))
+
+    stack, notes = contextlib.ExitStack(), []
+    job_mod._lock_if_still_pretraining(tmp_path, "done", agent(True), stack, notes)
+    job_mod._lock_if_still_pretraining(tmp_path, None, agent(False), stack, notes)
+    with shared.pretraining_lock(tmp_path, "done", say=pytest.fail):  # not taken
+        pass
+    job_mod._lock_if_still_pretraining(tmp_path, "mid", agent(False), stack, notes)
+    waiting = _holder(tmp_path, 0.0, key="mid", wait=True)
+    time.sleep(0.1)
+    assert waiting.poll() is None  # the same-key run waits for the resumed one ...
+    stack.close()
+    assert waiting.wait(5) == 0  # ... until it lets go
+    assert notes == []
+
+
 # ----- the estimate ------------------------------------------------------------------------------
 def test_the_estimate_counts_a_shared_pretraining_once():
     from benchmarks.launch import estimate, estimate_pretraining, estimate_run
