@@ -154,6 +154,8 @@ def save(root: Path | str, shared_key: str, state: dict, source_run: str, step: 
 
 
 def lock_path(root: Path | str, shared_key: str) -> Path:
+    """The key's lock file. Kept after use, on purpose: unlinking a flock'ed file races (a run
+    waiting on the old file would hold a lock nobody else sees); an empty file per key is the price."""
     return Path(root) / DIRNAME / f"{shared_key}.lock"
 
 
