@@ -257,8 +257,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             done_sweeps = set(loaded.state.get("sweeps", ()))
             pretraining_from = loaded.state.get("pretraining_from")
             notes.append(f"attempt {attempt}: resumed from {loaded.path.name}")
-            if pretraining_from is None:
-                _lock_if_still_pretraining(root, shared_key, agent, pretraining, notes)
+            _lock_if_still_pretraining(root, shared_key, agent, pretraining, notes)
         elif shared_key is not None and (found := _shared_or_lock(root, shared_key, pretraining, notes)) is not None:
             agent.load_state_dict(found.state["agent"])
             curve = list(found.state["curve"])

@@ -183,7 +183,7 @@ def draw_convergence(df, fig):
     cols = [c for c in (_y(e), "nll", "entropy", "lambda") if c in e]
     axes = fig.subplots(1, len(cols), squeeze=False)[0]
     titles = {"score_mean": "normalized return", "return_mean": "return", "nll": "NLL",
-              "entropy": f"policy entropy (dashed: β = −|A| = {HOPPER_BETA:.0f})".replace("-", "−"), "lambda": "λ (temperature)"}
+              "entropy": f"policy entropy (dashed: β = −|A| = −{ACTION_DIMS['hopper']})", "lambda": "λ (temperature)"}
     parts = []
     for ax, c in zip(axes, cols):
         d = on_grid(e, "updates", c, ["method"], common=True)  # every point averages every run
