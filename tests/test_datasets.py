@@ -77,6 +77,21 @@ def test_walker2d_has_d4rls_feet_friction():
     env.close()
 
 
+def test_mujoco_warnings_reach_python_warnings_not_stderr_or_a_log_file(tmp_path, monkeypatch, capfd):
+    """MuJoCo's own handler would print HalfCheetah-v5's compiler warning (MuJoCo 4) to stderr
+    and append it to MUJOCO_LOG.TXT in the working directory at every model load."""
+    import warnings
+
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            get_spec("halfcheetah-medium").make_env().close()
+    assert "WARNING" not in capfd.readouterr().err
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+    assert all(str(w.message).startswith("MuJoCo: ") for w in caught)
+
+
 # ----- smoke datasets -------------------------------------------------------------------------
 def test_smoke_dataset_is_built_cached_and_labelled(tmp_path):
     d = load_dataset("hopper-medium", size="smoke", data_dir=tmp_path)

@@ -12,6 +12,8 @@ dataset card) and the kwargs are chosen to match D4RL where gymnasium allows it.
 from __future__ import annotations
 
 import os
+import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,6 +85,28 @@ _FAMILIES: dict[str, dict] = {
 }
 
 
+def _mujoco_warning(message: str) -> None:
+    try:
+        warnings.warn(f"MuJoCo: {message}", UserWarning, stacklevel=2)
+    except Exception:  # e.g. python -W error: an exception crossing MuJoCo's C frames aborts
+        print(f"MuJoCo warning: {message}", file=sys.stderr)
+
+
+def route_mujoco_warnings() -> None:
+    """Send MuJoCo's warnings through Python's ``warnings`` instead of MuJoCo's own handler.
+
+    MuJoCo's handler prints a model-compiler warning to stderr and appends it to
+    ``MUJOCO_LOG.TXT`` in the working directory every time a model loads: under MuJoCo 4,
+    HalfCheetah-v5's XML (``settotalmass``) gave 11 identical stderr lines at the start of every
+    halfcheetah run and a growing log file wherever a run started. Python's default filter shows
+    each message once per process and writes no file. Idempotent; the handler is MuJoCo's
+    process-wide setting, so this is set, never toggled."""
+    import mujoco
+
+    if mujoco.get_mju_user_warning() is not _mujoco_warning:
+        mujoco.set_mju_user_warning(_mujoco_warning)
+
+
 @dataclass(frozen=True)
 class DatasetSpec:
     name: str  # e.g. "hopper-medium"
@@ -114,6 +138,7 @@ class DatasetSpec:
         if self.domain == "antmaze":
             from benchmarks.datasets.antmaze import make_antmaze_env
             return make_antmaze_env(max_episode_steps=self.max_episode_steps, **kwargs)
+        route_mujoco_warnings()
         return gym.make(self.env_id, max_episode_steps=self.max_episode_steps,
                         **{**dict(self.env_kwargs), **kwargs})
 
