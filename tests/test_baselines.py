@@ -221,10 +221,10 @@ def _iql_reference_update(agent, batch) -> None:
             tp.copy_((1 - c.tau) * tp + c.tau * p)
 
 
-def test_iql_update_is_the_published_update_and_its_foreach_adam_is_plain_adam(hopper_random):
+def test_iql_update_is_the_published_update_and_its_fused_adam_is_plain_adam(hopper_random):
     """Three updates of the agent against the reference above on the same batches: the same
-    parameters (to float rounding). And the agent's multi-tensor Adam gives exactly (bit for
-    bit) what per-parameter Adam gives: the speed change is not a change of the computation."""
+    parameters (to float rounding). And the agent's fused Adam gives what per-parameter Adam
+    gives, to float rounding (fused kernels round differently; not bit for bit)."""
     import copy
 
     from baselines.iql import IQLAgent
@@ -242,7 +242,7 @@ def test_iql_update_is_the_published_update_and_its_foreach_adam_is_plain_adam(h
                              ("critic_opt", obj.critic, obj.cfg.critic_lr),
                              ("value_opt", obj.value, obj.cfg.value_lr)):
             setattr(obj, opt, torch.optim.Adam(net.parameters(), lr=lr, foreach=False))
-    assert all(g["foreach"] for o in (agent.actor_opt, agent.critic_opt, agent.value_opt)
+    assert all(g["fused"] for o in (agent.actor_opt, agent.critic_opt, agent.value_opt)
                for g in o.param_groups)
     for _ in range(3):
         batch = agent.sample_batch()
@@ -253,7 +253,8 @@ def test_iql_update_is_the_published_update_and_its_foreach_adam_is_plain_adam(h
     for name in ("actor", "critic", "target_critic", "value"):
         ours = dict(getattr(agent, name).named_parameters())
         for k, p in getattr(twin, name).named_parameters():
-            assert torch.equal(ours[k], p), f"{name}.{k}: foreach Adam differs from plain Adam"
+            torch.testing.assert_close(ours[k], p, rtol=1e-6, atol=1e-7,
+                                       msg=f"{name}.{k}: fused Adam differs from plain Adam")
         for k, p in getattr(reference, name).named_parameters():
             torch.testing.assert_close(ours[k], p, rtol=1e-5, atol=1e-6, msg=f"{name}.{k}")
     assert not torch.equal(agent.value.net[0].weight, plain["value"].net[0].weight)  # it moved
