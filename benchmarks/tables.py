@@ -257,7 +257,7 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
     cap = _caption(preset, runs, seeds, "Table 1 regenerated: D4RL normalized returns (100 = expert).")
     ref_cap = f"The paper's numbers ({ref['source']})."
     diff_cap = "Ours minus the paper's (mean)." + (f" Our online columns ran {budget} samples, the paper's 0.2m." if budget != "0.2m" else "")
-    rl_summary = summary if summary is not None else table1_rliable(runs, reps)
+    rl_summary = summary if summary is not None else table1_rliable(runs, reps, aggregate_min_runs(preset))
     rl_header, rl_rows = _rliable_section(rl_summary)
     rl = rl_header, [[ours_label(r[0])] + r[1:] for r in rl_rows]
     if tex:
@@ -279,8 +279,9 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         "## Aggregates over tasks (rliable)\n",
         "IQM and optimality gap of the normalized score / 100, 95% stratified bootstrap CIs over "
         "runs, every method over the same Gym datasets, those where each method but SAC has "
-        f"complete runs ({_task_list(rl_summary)}; SAC over those of them it was run on, the "
-        "`-medium` ones), each cut to the same number of runs per dataset. P(X > Y): probability "
+        f"at least {rl_summary.get('min_runs', 1)} complete runs ({_task_list(rl_summary)}; SAC over "
+        "those of them it was run on, the `-medium` ones), each cut to the same number of runs per "
+        "dataset; a cell with fewer runs is in the table above, not here. P(X > Y): probability "
         "of improvement over the same datasets.\n",
         _render(*rl, False, "")])
 
@@ -304,14 +305,23 @@ def _diff(ours: Cell, ref) -> float | None:
     return ours.mean - (ref[0] if isinstance(ref, list) else ref)
 
 
-def table1_rliable(runs: pd.DataFrame, reps: int = 2000) -> dict:
+def aggregate_min_runs(preset: str) -> int:
+    """Complete runs a method needs on a dataset before that dataset enters the aggregates: the
+    protocols' minimum seeds per cell (5), one at ``smoke``. A cell still filling (2 of 5 seeds)
+    is shown in the table with its n but would otherwise cut its method's every dataset to 2 runs
+    (rliable needs as many runs per dataset)."""
+    return 1 if preset == "smoke" else 5
+
+
+def table1_rliable(runs: pd.DataFrame, reps: int = 2000, min_runs: int = 1) -> dict:
     """rliable's IQM and optimality gap over the Gym rows, every method over the same tasks: the
-    locomotion datasets where each method except SAC has complete runs (SAC, which runs on the
-    ``-medium`` rows only as in the paper, over those of them it has), and P(ODT > IQL) online
-    over the same tasks. ``summary["tasks"]`` names them."""
+    locomotion datasets where each method except SAC has at least ``min_runs`` complete runs
+    (SAC, which runs on the ``-medium`` rows only as in the paper, over those of them where it
+    has), and P(ODT > IQL) online over the same tasks. ``summary["tasks"]`` names them."""
     done = runs[runs.dataset.isin(LOCOMOTION) & (runs.status == "complete")]
     methods = [c for c in TABLE1_COLUMNS if c.method is not None]
-    tasks_of = {c.key: set(done[done.method == c.method].dataset) for c in methods}
+    counts = done.groupby(["method", "dataset"]).size()
+    tasks_of = {c.key: {d for (m, d), n in counts.items() if m == c.method and n >= min_runs} for c in methods}
     scoped = [t for k, t in tasks_of.items() if t and k != "sac"]
     common = sorted(set.intersection(*scoped)) if scoped else []
     matrices = {}
@@ -330,6 +340,7 @@ def table1_rliable(runs: pd.DataFrame, reps: int = 2000) -> dict:
     for k in pairs:
         summary["aggregates"].pop(k, None)
     summary["tasks"] = common
+    summary["min_runs"] = min_runs
     return summary
 
 
@@ -485,7 +496,7 @@ def write_experiment_tables(experiment: str, root: Path | str, preset: str,
     runs = agg.load_runs(root, preset, experiment)
     written = []
     if experiment == "table1":
-        summary = table1_rliable(runs, reps or default_reps(preset))
+        summary = table1_rliable(runs, reps or default_reps(preset), aggregate_min_runs(preset))
         written.append(write_text(out / "table1.md", table1_text(runs, preset, False, summary=summary)))
         written.append(write_text(out / "table1.tex", table1_text(runs, preset, True, summary=summary)))
         cells = table1_cells(runs)

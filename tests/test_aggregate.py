@@ -150,21 +150,27 @@ def test_rliable_is_seeded_and_iqm_of_constant_scores_is_the_constant():
 
 
 def test_table1_aggregates_cover_the_same_gym_tasks_for_every_method(tmp_path):
-    """DT on three Gym datasets, ODT and IQL on two, SAC on one of them, an AntMaze run: every
-    row aggregates the two datasets all but SAC share (SAC its one), never AntMaze, and a row's
-    IQM is the IQM over exactly those datasets' runs."""
+    """DT and ODT on three Gym datasets, IQL on two of them with 5 runs and on the third with 2,
+    SAC on one, an AntMaze run: with the protocols' minimum of 5 runs every row aggregates the
+    two datasets all but SAC share (SAC its one), never AntMaze and not the cell still filling,
+    and a row's IQM is the IQM over exactly those datasets' runs."""
     root = tmp_path / "results"
-    for s in range(4):
+    for s in range(5):
         for d in ("hopper-medium", "walker2d-medium", "halfcheetah-medium"):
             fake_run(root, "dt", d, s, final=10.0 if d == "halfcheetah-medium" else 60.0)
-        for d in ("hopper-medium", "walker2d-medium"):
             fake_run(root, "odt", d, s, final=80.0, offline=60.0)
             fake_run(root, "odt-offline", d, s, final=60.0)
-            fake_run(root, "iql", d, s, final=70.0, offline=65.0)
+            if d != "halfcheetah-medium" or s < 2:
+                fake_run(root, "iql", d, s, final=70.0, offline=65.0)
         fake_run(root, "sac", "hopper-medium", s, final=5.0)
         fake_run(root, "odt", "antmaze-umaze", s, final=0.0)
-    summary = tables.table1_rliable(agg.load_runs(root), reps=50)
+    runs = agg.load_runs(root)
+    every = tables.table1_rliable(runs, reps=50, min_runs=1)
+    assert every["tasks"] == ["halfcheetah-medium", "hopper-medium", "walker2d-medium"]
+    assert every["aggregates"]["IQL (0.2m)"]["runs"] == 2  # IQL's datasets cut to the partial cell's 2
+    summary = tables.table1_rliable(runs, reps=50, min_runs=tables.aggregate_min_runs("cpu"))
     assert summary["tasks"] == ["hopper-medium", "walker2d-medium"]
+    assert summary["aggregates"]["IQL (0.2m)"]["runs"] == 5
     rows = summary["aggregates"]
     assert rows["DT"]["tasks"] == 2 and rows["DT"]["iqm"] == pytest.approx(0.60)  # not halfcheetah's 10
     assert rows["ODT (0.2m)"]["tasks"] == 2 and rows["ODT (0.2m)"]["iqm"] == pytest.approx(0.80)
