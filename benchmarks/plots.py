@@ -204,14 +204,27 @@ def draw_stoch(df, fig):
 
 
 def draw_g_eval(df, fig):
+    """Figs. 3 / 5 (L): the return of each run's sweep over g_eval, after pretraining and after
+    finetuning, on one y axis so the two sensitivities compare; each seed a thin grey line, the
+    mean with its 95% bootstrap band over seeds, g* (the sweep's 1x point) dashed."""
     s = df[df["phase"].isin(["sweep-pretrained", "sweep-finetuned"])] if "phase" in df else df.iloc[0:0]
     y = _y(s)
-    axes = fig.subplots(1, 2, squeeze=False)[0]
+    axes = fig.subplots(1, 2, squeeze=False, sharey=True)[0]
+    ones = s[np.isclose(s["g_eval_multiple"].astype(float), 1.0)] if "g_eval_multiple" in s else s.iloc[0:0]
     for ax, phase in zip(axes, ["sweep-pretrained", "sweep-finetuned"]):
-        sns.lineplot(s[s.phase == phase], x="g_eval", y=y, errorbar=BAND, marker="o", ax=ax, **BOOT)
+        d = s[s.phase == phase]
+        if d.empty:
+            continue
+        sns.lineplot(d, x="g_eval", y=y, units="run_id", estimator=None, color="grey", alpha=0.4, lw=0.8, ax=ax)
+        sns.lineplot(d, x="g_eval", y=y, errorbar=BAND, marker="o", ax=ax, **BOOT)
+        for g in sorted(ones["g_eval"].unique()):
+            ax.axvline(g, color="grey", ls="--", lw=0.8)
         ax.set_title(phase.replace("sweep-", "after ").replace("pretrained", "pretraining")
-                     .replace("finetuned", "finetuning"))
-    return s[["run_id", "phase", "g_eval", y]] if not s.empty else s
+                     .replace("finetuned", "finetuning") + " (grey: one seed each)")
+        ax.set_xlabel("g_eval, the return-to-go evaluated at (dashed: g*)")
+        ax.set_ylabel("normalized return" if y == "score_mean" else "return")
+    cols = [c for c in ("run_id", "phase", "g_eval", "g_eval_multiple", y) if c in s]
+    return s[cols] if not s.empty else s
 
 
 def draw_variant_curves(df, fig):
