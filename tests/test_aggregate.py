@@ -667,3 +667,30 @@ def test_table1_reports_the_online_samples_each_cell_used():
         {"method": "dt", "dataset": "walker2d-medium", "status": "complete", "online_samples": float("nan")},
     ])
     assert tables.samples_used(runs) == [["hopper-medium", "5210 [5020, 5400]", "—", "5000 [5000, 5000]", "—"]]
+
+
+def test_g_eval_figure_shares_its_y_axis_and_marks_g_star(tmp_path):
+    """Figs. 3 / 5 (L): both phases' sweeps on one y scale (the figure compares sensitivities),
+    the data written beside it with each point's multiple of g*, and g* (the 1x point) drawn."""
+    import matplotlib.pyplot as plt
+
+    root = tmp_path / "results"
+    rows = []
+    for seed in range(2):
+        spec = fake_run(root, "odt", "hopper-medium", seed, experiment="g_eval")
+        curve = [{"phase": phase, "updates": 10, "online_samples": 0, "g_eval_multiple": m,
+                  "g_eval": 3600.0 * m, "score_mean": base + 10 * m + seed}
+                 for phase, base in (("sweep-pretrained", 20.0), ("sweep-finetuned", 60.0))
+                 for m in (0.5, 1.0, 2.0)]
+        rec.write_curve(rec.run_dir(root, spec) / rec.CURVE, curve)
+        rows += [{**r, "run_id": f"r{seed}"} for r in curve]
+    fig = plt.figure()
+    data = plots.draw_g_eval(pd.DataFrame(rows), fig)
+    left, right = fig.axes
+    assert left.get_ylim() == right.get_ylim()  # one scale: 25-41 and 65-81 on the same axis
+    assert left.get_ylim()[0] <= 25 and right.get_ylim()[1] >= 81
+    assert any(list(line.get_xdata()) == [3600.0, 3600.0] for line in left.lines)  # g*, dashed
+    assert set(data.g_eval_multiple) == {0.5, 1.0, 2.0}
+    plt.close(fig)
+    plots.make_plots(root, tmp_path / "figs", ["smoke"], names=["g_eval"])
+    assert set(pd.read_csv(tmp_path / "figs" / "smoke" / "g_eval.csv").phase) == {"sweep-pretrained", "sweep-finetuned"}
