@@ -65,6 +65,7 @@ TABLE1_DATASETS = [
 ]
 SAC_DATASETS = ["hopper-medium", "walker2d-medium", "halfcheetah-medium", "ant-medium"]
 TABLE1_METHODS = ["dt", "odt-offline", "odt", "odt-control", "iql", "sac"]
+TABLE1_MIN_SEEDS = 5  # complete seeds a Table 1 cell needs before it is read (PROTOCOL-table1-rows-cpu.md)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,13 @@ import pandas as pd
 from benchmarks import aggregate as agg
 from benchmarks import outputs, reference
 from benchmarks import records as rec
-from benchmarks.experiments import ANTMAZE, EXPERIMENTS, LOCOMOTION, TABLE1_DATASETS
+from benchmarks.experiments import (
+    ANTMAZE,
+    EXPERIMENTS,
+    LOCOMOTION,
+    TABLE1_DATASETS,
+    TABLE1_MIN_SEEDS,
+)
 from odt.checkpoint import atomic_write_bytes
 
 MISSING_MD, MISSING_TEX = "—", "--"
@@ -279,7 +285,7 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         "## Aggregates over tasks (rliable)\n",
         "IQM and optimality gap of the normalized score / 100, 95% stratified bootstrap CIs over "
         "runs, every method over the same Gym datasets, those where each method but SAC has "
-        f"at least {rl_summary.get('min_runs', 1)} complete runs ({_task_list(rl_summary)}; SAC over "
+        f"at least {rl_summary['min_runs']} complete runs ({_task_list(rl_summary)}; SAC over "
         "those of them it was run on, the `-medium` ones), each cut to the same number of runs per "
         "dataset; a cell with fewer runs is in the table above, not here. P(X > Y): probability "
         "of improvement over the same datasets.\n",
@@ -307,10 +313,11 @@ def _diff(ours: Cell, ref) -> float | None:
 
 def aggregate_min_runs(preset: str) -> int:
     """Complete runs a method needs on a dataset before that dataset enters the aggregates: the
-    protocols' minimum seeds per cell (5), one at ``smoke``. A cell still filling (2 of 5 seeds)
+    protocols' minimum seeds per cell (``TABLE1_MIN_SEEDS``, as the rows protocol's verdicts), one at
+    ``smoke``. A cell still filling (2 of 5 seeds)
     is shown in the table with its n but would otherwise cut its method's every dataset to 2 runs
     (rliable needs as many runs per dataset)."""
-    return 1 if preset == "smoke" else 5
+    return 1 if preset == "smoke" else TABLE1_MIN_SEEDS
 
 
 def table1_rliable(runs: pd.DataFrame, reps: int = 2000, min_runs: int = 1) -> dict:
