@@ -182,13 +182,17 @@ def _shared_or_lock(root: str | Path, shared_key: str, pretraining: contextlib.E
     return found
 
 
-def _lock_if_still_pretraining(root: str | Path, shared_key: str | None, agent: Agent,
-                               pretraining: contextlib.ExitStack, notes: list[str]) -> None:
-    """A run resumed from its own checkpoint before the end of its pretraining holds the key's
-    pretraining lock until it has saved its state, as a fresh run does: a same-key run started
-    meanwhile then waits and loads that state instead of computing the same pretraining."""
-    if shared_key is not None and not getattr(agent.counters, "pretrain_done", True):
-        pretraining.enter_context(shared.pretraining_lock(root, shared_key, say=_noting(notes)))
+def _shared_for_resumed(root: str | Path, shared_key: str | None, agent: Agent,
+                        pretraining: contextlib.ExitStack, notes: list[str]) -> shared.SharedState | None:
+    """For a run resumed from its own checkpoint before the end of its pretraining: the key's
+    saved end-of-pretraining state if another run has left one (further along than this run's
+    checkpoint, and the same computation: the key pins code, data, threads and host), found
+    before or after waiting for the key's lock; else this run holds the lock until it has saved
+    its state, as a fresh run does, so a same-key run started meanwhile waits and loads it.
+    Resumed past the switch, or without a key: None, and no lock."""
+    if shared_key is None or getattr(agent.counters, "pretrain_done", True):
+        return None
+    return _shared_or_lock(root, shared_key, pretraining, notes)
 
 
 def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | None = None,
@@ -257,8 +261,10 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             done_sweeps = set(loaded.state.get("sweeps", ()))
             pretraining_from = loaded.state.get("pretraining_from")
             notes.append(f"attempt {attempt}: resumed from {loaded.path.name}")
-            _lock_if_still_pretraining(root, shared_key, agent, pretraining, notes)
-        elif shared_key is not None and (found := _shared_or_lock(root, shared_key, pretraining, notes)) is not None:
+            found = _shared_for_resumed(root, shared_key, agent, pretraining, notes)
+        else:
+            found = _shared_or_lock(root, shared_key, pretraining, notes) if shared_key is not None else None
+        if found is not None:
             agent.load_state_dict(found.state["agent"])
             curve = list(found.state["curve"])
             pretraining_from = found.source_run
@@ -277,7 +283,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
                      "pretraining_from": pretraining_from}
             ckpts.save(state, step=int(agent.counters.updates))
 
-        if pretraining_from is not None and loaded.state is None:
+        if found is not None:
             checkpoint()  # the run's own copy: its resumes never depend on the shared store
 
         def sweep(phase: str) -> None:

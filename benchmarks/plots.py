@@ -30,13 +30,14 @@ import seaborn as sns  # noqa: E402
 from benchmarks import aggregate as agg  # noqa: E402
 from benchmarks import outputs  # noqa: E402
 from benchmarks import records as rec  # noqa: E402
-from benchmarks.experiments import ACTION_DIMS  # noqa: E402
+from benchmarks.experiments import ACTION_DIMS, TABLE1_DATASETS  # noqa: E402
 from odt.checkpoint import atomic_write_bytes  # noqa: E402
 from odt.config import PRESETS  # noqa: E402
 
 EVAL_PHASES = ("pretrain", "online")
 BAND = ("ci", 95)
 BOOT = dict(n_boot=200, seed=0)
+CURVE_BAND = " (line: mean over seeds; band: its 95% bootstrap interval)"
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,14 @@ def _split_variant(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _facet_order(values, facet: str) -> list:
+    """Panels of datasets in Table 1's order (others after it, by name); other facets by name."""
+    if facet != "dataset":
+        return _order(values)
+    rank = {d: i for i, d in enumerate(TABLE1_DATASETS)}
+    return sorted(pd.unique(pd.Series(values)), key=lambda d: (rank.get(d, len(rank)), _natural(d)))
+
+
 def _legend_with_seed_counts(ax: plt.Axes, data: pd.DataFrame, hue: str) -> None:
     """Each legend entry says how many runs its line averages: 'odt (n=10)'."""
     legend = ax.get_legend()
@@ -121,7 +130,7 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
             x: str = "online_samples") -> pd.DataFrame:
     e = evals(df)
     y = _y(e)
-    facets = sorted(e[facet].unique()) if facet else [None]
+    facets = _facet_order(e[facet], facet) if facet else [None]
     # one grid per panel (each dataset has its own range of x)
     parts = [on_grid(e if f is None else e[e[facet] == f], x, y, [hue] + ([facet] if facet else []), common=True)
              for f in facets]
@@ -330,8 +339,10 @@ def draw_stability(df, fig):
 
 
 FIGURES = [
-    Figure("learning_curves", "table1", "Table 1 runs: normalized return during online finetuning", draw_learning_curves, (14, 3.5)),
-    Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning", draw_control, (10, 4)),
+    Figure("learning_curves", "table1", "Table 1 runs: normalized return during online finetuning" + CURVE_BAND,
+           draw_learning_curves, (14, 3.5)),
+    Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning" + CURVE_BAND,
+           draw_control, (10, 4)),
     Figure("buffer_size", "buffer_size", "Protocol PROTOCOL-buffer-cpu.md: what online data adds at three buffer sizes (hopper-medium)", draw_buffer_size, (11, 4)),
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda",

@@ -586,6 +586,19 @@ def test_learning_curve_legends_count_runs_and_name_only_what_the_panel_draws():
     assert legends == {"hopper-medium": ["odt (n=3)", "sac (n=2)"], "antmaze-umaze": ["odt (n=1)"]}
 
 
+def test_learning_curve_panels_follow_table_1s_row_order():
+    """Panels read in Table 1's order (hopper, walker2d, halfcheetah, ant, antmaze), not by name."""
+    import matplotlib.pyplot as plt
+    datasets = ["ant-medium", "halfcheetah-medium", "hopper-medium-replay", "walker2d-medium", "hopper-medium"]
+    rows = [{"run_id": f"odt-{d}", "dataset": d, "method": "odt", "status": "complete", "phase": "online",
+             "online_samples": x, "score_mean": float(x)} for d in datasets for x in (0, 100)]
+    fig = plt.figure()
+    plots.draw_learning_curves(pd.DataFrame(rows), fig)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    plt.close(fig)
+    assert titles == ["hopper-medium", "hopper-medium-replay", "walker2d-medium", "halfcheetah-medium", "ant-medium"]
+
+
 def test_on_grid_interpolates_each_run():
     df = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "m": ["x"] * 4,
                        "online_samples": [0, 100, 0, 50], "score_mean": [0.0, 10.0, 0.0, 10.0]})

@@ -332,28 +332,58 @@ def test_a_follower_waits_for_its_leader_then_loads_the_state_it_saved(tmp_path)
 
 
 def test_a_run_resumed_before_the_end_of_its_pretraining_holds_the_lock(tmp_path):
-    """job._lock_if_still_pretraining: resumed mid-pretraining, a run holds its key's lock (a
-    same-key run waits for it, then loads what it saves); resumed past the switch, or without a
-    key, it takes nothing."""
+    """job._shared_for_resumed: resumed mid-pretraining, a run holds its key's lock (a same-key
+    run waits for it, then loads what it saves); resumed past the switch, or without a key, it
+    takes nothing."""
     import contextlib
     import time
-    import types
-
-    def agent(done: bool):
-        return types.SimpleNamespace(counters=types.SimpleNamespace(pretrain_done=done))
 
     stack, notes = contextlib.ExitStack(), []
-    job_mod._lock_if_still_pretraining(tmp_path, "done", agent(True), stack, notes)
-    job_mod._lock_if_still_pretraining(tmp_path, None, agent(False), stack, notes)
+    assert job_mod._shared_for_resumed(tmp_path, "done", _resumed(True), stack, notes) is None
+    assert job_mod._shared_for_resumed(tmp_path, None, _resumed(False), stack, notes) is None
     with shared.pretraining_lock(tmp_path, "done", say=pytest.fail):  # not taken
         pass
-    job_mod._lock_if_still_pretraining(tmp_path, "mid", agent(False), stack, notes)
+    assert job_mod._shared_for_resumed(tmp_path, "mid", _resumed(False), stack, notes) is None
     waiting = _holder(tmp_path, 0.0, key="mid", wait=True)
     time.sleep(0.1)
     assert waiting.poll() is None  # the same-key run waits for the resumed one ...
     stack.close()
     assert waiting.wait(5) == 0  # ... until it lets go
     assert notes == []
+
+
+def test_a_run_resumed_mid_pretraining_takes_the_state_a_same_key_run_saved(tmp_path):
+    """Resumed before the end of its pretraining, a run whose key has a saved state (saved
+    before it resumed, or by the run it waited for) starts from that state rather than
+    computing the rest of the same pretraining again, and holds no lock."""
+    import contextlib
+    import threading
+    state = {"agent": {}, "curve": [], "sweeps": []}
+    shared.save(tmp_path, "saved", state, source_run="other", step=1)
+    stack, notes = contextlib.ExitStack(), []
+    found = job_mod._shared_for_resumed(tmp_path, "saved", _resumed(False), stack, notes)
+    assert found is not None and found.source_run == "other" and notes == []
+    with shared.pretraining_lock(tmp_path, "saved", say=pytest.fail):  # not taken
+        pass
+
+    leader = _holder(tmp_path, 0.5, key="later")  # pretraining now; saves before it lets go
+    save = threading.Timer(0.2, shared.save, (tmp_path, "later", state), {"source_run": "leader", "step": 1})
+    save.start()
+    try:
+        found = job_mod._shared_for_resumed(tmp_path, "later", _resumed(False), stack, notes)
+    finally:
+        save.join()
+        leader.wait(5)
+    assert found is not None and found.source_run == "leader"
+    assert len(notes) == 1 and "waiting for the run pretraining later" in notes[0]
+    with shared.pretraining_lock(tmp_path, "later", say=pytest.fail):  # released after loading
+        pass
+
+
+def _resumed(pretrain_done: bool):
+    """What _shared_for_resumed reads of an agent loaded from its own checkpoint."""
+    import types
+    return types.SimpleNamespace(counters=types.SimpleNamespace(pretrain_done=pretrain_done))
 
 
 # ----- the estimate ------------------------------------------------------------------------------
