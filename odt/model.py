@@ -174,7 +174,10 @@ class DecisionTransformer(nn.Module):
             self.head: nn.Module = GaussianHead(d, act_dim, cfg.log_std_min, cfg.log_std_max)
         else:
             self.head = DeterministicHead(d, act_dim)
-        self.apply(_init_weights)
+        self.blocks.apply(_gpt2_init)
+        self.ln_f.apply(_gpt2_init)
+        if cfg.stochastic:  # DT's deterministic head keeps PyTorch's default, as in DT's code
+            self.head.apply(_head_init)
 
     def forward(self, states: torch.Tensor, actions: torch.Tensor, returns_to_go: torch.Tensor,
                 timesteps: torch.Tensor):
@@ -200,7 +203,16 @@ class DecisionTransformer(nn.Module):
         return self.head(state_hidden)
 
 
-def _init_weights(module: nn.Module) -> None:
+# Initialisation as in the official code (online-dt, and kzl/decision-transformer for DT): only
+# the GPT-2 stack (the blocks and the final LayerNorm) gets GPT-2's init; the token embeddings,
+# the positional embedding and embed_ln keep PyTorch's defaults, and ODT's Gaussian head gets
+# orthogonal weights and zero biases (pytorch_sac's actor). The defaults matter: embed_return is
+# Linear(1, d) and its output is layer-normalised per token, LN(w g + b). With GPT-2's zero bias,
+# LN(w g) = sign(g) LN(w) (up to LayerNorm's eps) carries only the sign of the return-to-go, and
+# LAMB's trust ratio (update scaled by the parameter's own norm) keeps a zero-initialised bias
+# near zero for the whole run: the model could not see how much return it was asked for.
+# PyTorch's default gives b ~ U(-1, 1), of the size of w g, so LN(w g + b) varies with g.
+def _gpt2_init(module: nn.Module) -> None:
     """GPT-2's initialisation: N(0, 0.02) weights, zero biases, unit LayerNorms."""
     if isinstance(module, (nn.Linear, nn.Embedding)):
         nn.init.normal_(module.weight, mean=0.0, std=0.02)
@@ -209,3 +221,11 @@ def _init_weights(module: nn.Module) -> None:
     elif isinstance(module, nn.LayerNorm):
         nn.init.ones_(module.weight)
         nn.init.zeros_(module.bias)
+
+
+def _head_init(module: nn.Module) -> None:
+    """The stochastic head's linear layers: orthogonal weights, zero biases."""
+    if isinstance(module, nn.Linear):
+        nn.init.orthogonal_(module.weight)
+        nn.init.zeros_(module.bias)
+

@@ -133,3 +133,46 @@ def test_last_block_on_state_tokens_only_equals_every_token_computation(monkeypa
         grads.append([p.grad.clone() for p in model.parameters()])
     for (name, _), g_ours, g_full in zip(model.named_parameters(), *grads):
         torch.testing.assert_close(g_ours, g_full, rtol=1e-4, atol=1e-6, msg=name)
+
+
+# ----- initialisation, as in the official code --------------------------------------------------
+# online-dt (and kzl/decision-transformer for DT) give GPT-2's init only to the GPT-2 stack; the
+# token embeddings are PyTorch Linear layers left as made (weights and biases U(-1/sqrt(fan_in),
+# 1/sqrt(fan_in))), the positional embedding an nn.Embedding left as made (N(0, 1)), and ODT's
+# Gaussian head pytorch_sac's orthogonal weights with zero biases.
+def _return_token(model: DecisionTransformer, g: float) -> torch.Tensor:
+    """The layer-normalised return-to-go token the transformer reads (no positional embedding)."""
+    return model.embed_ln(model.embed_return(torch.tensor([[g]])))[0]
+
+
+def test_the_return_token_carries_the_size_of_the_return_to_go():
+    """LN(w g + b) must change with g, not only with its sign: with b = 0 (GPT-2's zero bias on
+    embed_return) it equals sign(g) LN(w), and the model cannot tell g* from 3 g*."""
+    torch.manual_seed(0)
+    model = DecisionTransformer(11, 3, dataclasses.replace(SMALL, embed_dim=64, positional_embedding=False)).eval()
+    with torch.no_grad():
+        one, three, ten = (_return_token(model, g) for g in (1.0, 3.0, 10.0))
+        assert (one - three).norm() > 0.2 * one.norm()
+        assert (three - ten).norm() > 0.05 * one.norm()
+
+
+@pytest.mark.parametrize("stochastic", [True, False])
+def test_embeddings_keep_pytorchs_default_init_and_only_the_gpt2_stack_gets_gpt2s(stochastic):
+    torch.manual_seed(0)
+    d = 128
+    model = DecisionTransformer(11, 3, dataclasses.replace(SMALL, embed_dim=d, stochastic=stochastic))
+    for layer, fan_in in ((model.embed_return, 1), (model.embed_state, 11), (model.embed_action, 3)):
+        bound = 1.0 / np.sqrt(fan_in)
+        for p in (layer.weight, layer.bias):  # U(-bound, bound): std bound / sqrt(3), never beyond bound
+            assert p.abs().max() <= bound and abs(p.std().item() - bound / np.sqrt(3)) < 0.25 * bound
+    assert abs(model.embed_timestep.weight.std().item() - 1.0) < 0.05  # nn.Embedding's N(0, 1)
+    block = model.blocks[0]
+    for layer in (block.attn.qkv, block.attn.proj, block.mlp[0], block.mlp[2]):
+        assert abs(layer.weight.std().item() - 0.02) < 0.002 and not layer.bias.any()
+    if stochastic:  # orthogonal rows (act_dim < embed_dim), zero biases
+        for layer in (model.head.mean, model.head.log_std):
+            torch.testing.assert_close(layer.weight @ layer.weight.T, torch.eye(3), atol=1e-5, rtol=0)
+            assert not layer.bias.any()
+    else:  # DT's Linear + tanh head as PyTorch makes it
+        bound = 1.0 / np.sqrt(d)
+        assert model.head.linear.weight.abs().max() <= bound and model.head.linear.bias.any()
