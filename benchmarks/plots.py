@@ -4,7 +4,7 @@ Each figure is one groupby over the tidy frame of :func:`benchmarks.aggregate.lo
 drawn with seaborn and saved as PNG and PDF next to a CSV of exactly the data it was drawn
 from, under ``<out>/<preset>/``. Learning curves put every run on a common grid of online
 samples (linear interpolation of its evaluation rows) and show the mean with a 95% bootstrap
-band over runs. A figure whose experiment has no runs is skipped (``--missing`` writes it, saying on its face
+band over runs. A figure with no run to draw is skipped (``--missing`` writes it, saying on its face
 which experiment to run and with which command); a figure with failed or unfinished runs says
 how many. Figures go next to the results they come from (:mod:`benchmarks.outputs`).
 """
@@ -291,10 +291,14 @@ def draw_curriculum(df, fig):
                           titles={"exploration_rtg": "exploration RTG", "score_mean": "normalized return"})
 
 
+def control_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's ``odt`` and ``odt-control`` runs (the figure has nothing to draw without them)."""
+    return df[df.method.isin(["odt", "odt-control"])]
+
+
 def draw_control(df, fig):
     """ODT against its no-new-data control over online samples, one panel per dataset."""
-    pair = df[df.method.isin(["odt", "odt-control"])]
-    return _curves(pair, fig, hue="method", facet="dataset")
+    return _curves(df, fig, hue="method", facet="dataset")
 
 
 def draw_buffer_size(df, fig):
@@ -342,7 +346,7 @@ FIGURES = [
     Figure("learning_curves", "table1", "Table 1 runs: normalized return during online finetuning" + CURVE_BAND,
            draw_learning_curves, (14, 3.5)),
     Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning" + CURVE_BAND,
-           draw_control, (10, 4)),
+           draw_control, (10, 4), select=control_runs),
     Figure("buffer_size", "buffer_size", "Protocol PROTOCOL-buffer-cpu.md: what online data adds at three buffer sizes (hopper-medium)", draw_buffer_size, (11, 4)),
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda",
@@ -418,10 +422,14 @@ def provenance_note(complete: pd.DataFrame) -> str:
     return ", ".join(parts)
 
 
-def render(spec: Figure, df: pd.DataFrame, preset: str, out: Path) -> list[Path]:
+def _runs_of(spec: Figure, df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the runs a figure draws: its experiment's, narrowed by its ``select``."""
     runs = df[df.experiment == spec.experiment]
-    if spec.select is not None:
-        runs = spec.select(runs)
+    return spec.select(runs) if spec.select is not None else runs
+
+
+def render(spec: Figure, df: pd.DataFrame, preset: str, out: Path) -> list[Path]:
+    runs = _runs_of(spec, df)
     complete = runs[runs.status == "complete"]
     fig = plt.figure(figsize=spec.size, layout="constrained")
     title = f"{spec.title}\n[preset {preset}]"
@@ -429,6 +437,8 @@ def render(spec: Figure, df: pd.DataFrame, preset: str, out: Path) -> list[Path]
         title += " SMOKE: plumbing check, not a result"
     if complete.empty:
         why = (f"no complete runs ({_status_note(runs)})" if not runs.empty else "no runs found")
+        if spec.select is not None:
+            why += " among the runs this figure draws"
         fig.text(0.5, 0.5, f"{why} for experiment '{spec.experiment}'\n"
                  f"run: python -m benchmarks.run {spec.experiment} --preset {preset}",
                  ha="center", va="center", fontsize=11, color="darkred")
@@ -502,7 +512,8 @@ def make_plots(root: Path | str, out: Path | str | None = None, presets: list[st
     """Figures of each preset (default: every preset with runs under ``root``; none if it has none)
     under ``<out>/<preset>/`` (default ``out``: :func:`benchmarks.outputs.figures_root`).
 
-    A figure whose experiment has no run at all is skipped, and Appendix F's figure is skipped
+    A figure with no run to draw (none of its experiment, or none its ``select`` keeps) is skipped,
+    and Appendix F's figure is skipped
     unless every dataset is on disk, so that regenerating the committed figures adds no stray
     files; ``missing=True`` writes those too, each saying on its face what is missing."""
     root = Path(root)
@@ -516,7 +527,7 @@ def make_plots(root: Path | str, out: Path | str | None = None, presets: list[st
         for spec in FIGURES:
             if names and spec.name not in names:
                 continue
-            if not missing and not (df.experiment == spec.experiment).any():
+            if not missing and _runs_of(spec, df).empty:
                 continue
             written += render(spec, df, preset, out / preset)
         if not names or "sampling_probabilities" in names:

@@ -710,3 +710,15 @@ def test_g_eval_figure_shares_its_y_axis_and_marks_g_star(tmp_path):
     plt.close(fig)
     plots.make_plots(root, tmp_path / "figs", ["smoke"], names=["g_eval"])
     assert set(pd.read_csv(tmp_path / "figs" / "smoke" / "g_eval.csv").phase) == {"sweep-pretrained", "sweep-finetuned"}
+
+
+def test_a_figure_whose_selection_is_empty_is_skipped_not_crashed(tmp_path):
+    """Table 1 with IQL runs but no ODT or control runs: the control and convergence figures
+    have nothing to draw and are skipped (before: draw_control raised 'No objects to concatenate')."""
+    rows = [{"run_id": f"iql-{s}", "preset": "cpu", "experiment": "table1", "dataset": "hopper-medium",
+             "method": "iql", "seed": s, "status": "complete", "phase": "online", "online_samples": x,
+             "score_mean": float(x + s)} for s in range(2) for x in (0, 100)]
+    df = pd.DataFrame(rows)
+    control = next(f for f in plots.FIGURES if f.name == "odt_vs_control")
+    assert plots._runs_of(control, df).empty
+    assert not plots._runs_of(next(f for f in plots.FIGURES if f.name == "learning_curves"), df).empty
