@@ -9,6 +9,10 @@ and:
 * never overwrites: a run already at the destination is kept as it is (``same`` when its record
   is equal, ``conflict`` when it differs), so a committed result is never replaced;
 * skips runs that are not complete (partial, failed, diverged), saying which;
+* skips a run that is archived at the destination (``<results>/archive/...``: a run of the same
+  id with the same record, a result a later fix superseded), so importing from a checkout older
+  than the archive does not bring the superseded records back; a rerun under the same id (the
+  same config on fixed code) has another record and is imported;
 * refuses a run that lacks one of the record files (``malformed``), naming the file;
 * reports where the imported run's machine differs from the runs already in its experiment
   (torch, Python, numpy, CPU count, CUDA): the same configuration is not bit-identical across
@@ -34,7 +38,7 @@ RECORD_FILES = (rec.SPEC, rec.CONFIG, rec.ENVIRONMENT, rec.PROVENANCE, rec.CURVE
 @dataclass(frozen=True)
 class Imported:
     run: str  # <preset>/<experiment>/<run_id>
-    outcome: str  # imported | same | conflict | incomplete | malformed
+    outcome: str  # imported | same | conflict | incomplete | archived | malformed
     detail: str = ""
 
 
@@ -73,6 +77,27 @@ def import_one(src_dir: Path, dst_dir: Path, dry_run: bool) -> tuple[str, str]:
     return "imported", ""
 
 
+def archived_runs(root: Path) -> dict[str, list[str]]:
+    """Run id -> where under ``<root>/archive/`` runs of that id are kept (superseded runs; an id
+    can be in several archives, one per fix that superseded it)."""
+    archive = root / "archive"
+    found: dict[str, list[str]] = {}
+    for p in sorted(archive.rglob(rec.SPEC)) if archive.is_dir() else ():
+        found.setdefault(p.parent.name, []).append(p.parent.relative_to(root).as_posix())
+    return found
+
+
+def _archived_copy(src_dir: Path, dst: Path, archived: dict[str, list[str]]) -> str | None:
+    """Where the run itself is archived here (a run of its id with the same record), or None. A
+    rerun of an archived run on fixed code keeps the id (the config is the same) but not the
+    record, and is imported."""
+    if not (src_dir / rec.RECORD).is_file():
+        return None
+    record = rec.read_json(src_dir / rec.RECORD)
+    return next((kept for kept in archived.get(src_dir.name, ())
+                 if (dst / kept / rec.RECORD).is_file() and rec.read_json(dst / kept / rec.RECORD) == record), None)
+
+
 def import_runs(src: Path | str, dst: Path | str, preset: str | None = None, experiment: str | None = None,
                 dry_run: bool = False) -> list[Imported]:
     src, dst = Path(src), Path(dst)
@@ -81,10 +106,14 @@ def import_runs(src: Path | str, dst: Path | str, preset: str | None = None, exp
     if src.resolve() == dst.resolve():
         raise ValueError(f"source and destination are the same directory: {src}")
     machines_here: dict[Path, list[dict]] = {}
+    archived = archived_runs(dst)
     out = []
     for src_dir in rec.iter_run_dirs(src, preset, experiment):
         rel = src_dir.relative_to(src)
         dst_dir = dst / rel
+        if not dst_dir.exists() and (kept := _archived_copy(src_dir, dst, archived)) is not None:
+            out.append(Imported(str(rel), "archived", f"superseded: {kept}"))
+            continue
         exp_dir = dst_dir.parent
         if exp_dir not in machines_here:  # the runs already there, before this import adds any
             machines_here[exp_dir] = [machine_of(d) for d in rec.iter_run_dirs(dst, rel.parts[0], rel.parts[1])
@@ -116,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     counts = Counter(r.outcome for r in rows)
     verb = "would import" if a.dry_run else "imported"
     print(f"{verb} {counts['imported']}; already here {counts['same']}; conflicts kept {counts['conflict']}; "
-          f"skipped incomplete {counts['incomplete']}; malformed {counts['malformed']} (of {len(rows)} runs)")
+          f"skipped incomplete {counts['incomplete']}; skipped archived {counts['archived']}; "
+          f"malformed {counts['malformed']} (of {len(rows)} runs)")
     return 1 if counts["conflict"] or counts["malformed"] else 0
 
 

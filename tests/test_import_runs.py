@@ -91,3 +91,21 @@ def test_dry_run_copies_nothing_and_bad_roots_are_refused(tmp_path, capsys):
         main([str(tmp_path / "nowhere"), "--results", str(dst)])
     with pytest.raises(SystemExit):
         main([str(src), "--results", str(src)])
+
+
+def test_a_run_archived_here_is_not_brought_back_by_an_older_checkout(tmp_path, capsys):
+    """Session 20 archived superseded runs under results/archive/; a worktree made before that
+    still holds them under cpu/<experiment>/, and importing from it must not resurrect them."""
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    make_run(src, "old__s20", score=30.0)
+    make_run(src, "rerun__s21", score=45.0)  # the same id reran on fixed code: another record
+    make_run(src, "new__s22")
+    make_run(dst / "archive" / "before-fix", "old__s20", score=30.0)  # archive/before-fix/cpu/g_online/old__s20
+    make_run(dst / "archive" / "before-fix", "rerun__s21", score=20.0)
+    make_run(dst / "archive" / "an-earlier-fix", "old__s20", score=99.0)  # one id, two archives
+    rows = {r.run.split("/")[-1]: r for r in import_runs(src, dst)}
+    assert rows["old__s20"].outcome == "archived" and "archive/before-fix" in rows["old__s20"].detail
+    assert rows["rerun__s21"].outcome == "imported" and rows["new__s22"].outcome == "imported"
+    assert not (dst / "cpu" / "g_online" / "old__s20").exists()
+    assert main([str(src), "--results", str(tmp_path / "dst2")]) == 0
+    assert "skipped archived 0" in capsys.readouterr().out
