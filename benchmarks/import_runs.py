@@ -91,10 +91,11 @@ def _archived_copy(src_dir: Path, dst: Path, archived: dict[str, list[str]]) -> 
     """Where the run itself is archived here (a run of its id with the same record), or None. A
     rerun of an archived run on fixed code keeps the id (the config is the same) but not the
     record, and is imported."""
-    if not (src_dir / rec.RECORD).is_file():
+    places = archived.get(src_dir.name)
+    if not places or not (src_dir / rec.RECORD).is_file():  # most runs: no archived id, nothing to read
         return None
     record = rec.read_json(src_dir / rec.RECORD)
-    return next((kept for kept in archived.get(src_dir.name, ())
+    return next((kept for kept in places
                  if (dst / kept / rec.RECORD).is_file() and rec.read_json(dst / kept / rec.RECORD) == record), None)
 
 
