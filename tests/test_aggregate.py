@@ -722,3 +722,9 @@ def test_a_figure_whose_selection_is_empty_is_skipped_not_crashed(tmp_path):
     control = next(f for f in plots.FIGURES if f.name == "odt_vs_control")
     assert plots._runs_of(control, df).empty
     assert not plots._runs_of(next(f for f in plots.FIGURES if f.name == "learning_curves"), df).empty
+    root = tmp_path / "results"
+    for seed in range(2):
+        fake_run(root, "iql", "hopper-medium", seed)
+    written = {p.stem for p in plots.make_plots(root, tmp_path / "figs", ["smoke"],
+                                                names=["learning_curves", "odt_vs_control", "convergence"])}
+    assert written == {"learning_curves"}
