@@ -314,9 +314,8 @@ def _diff(ours: Cell, ref) -> float | None:
 def aggregate_min_runs(preset: str) -> int:
     """Complete runs a method needs on a dataset before that dataset enters the aggregates: the
     protocols' minimum seeds per cell (``TABLE1_MIN_SEEDS``, as the rows protocol's verdicts), one at
-    ``smoke``. A cell still filling (2 of 5 seeds)
-    is shown in the table with its n but would otherwise cut its method's every dataset to 2 runs
-    (rliable needs as many runs per dataset)."""
+    ``smoke``. A cell still filling (2 of 5 seeds) is shown in the table with its n but would
+    otherwise cut its method's every dataset to 2 runs (rliable needs as many runs per dataset)."""
     return 1 if preset == "smoke" else TABLE1_MIN_SEEDS
 
 
