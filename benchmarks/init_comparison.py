@@ -1,0 +1,114 @@
+"""``python -m benchmarks.init_comparison``: what the session-20 initialisation fix changed, run by run.
+
+``PROTOCOL-official-init-cpu.md`` pre-registers two comparisons, both paired by seed between a
+run of the fixed code and the archived run of the same id made before the fix (same seed, data,
+preset and config; only the model's initialisation differs):
+
+* **I1** = new − old end-of-pretraining score of ``odt`` on Table 1's hopper-medium row;
+* **I2** = new − old final score of the same runs.
+
+The same paired change is printed, as description, for every other (method, dataset) cell that
+has runs on both sides: the end-of-pretraining score where the method has an online phase
+(``odt``, ``odt-control``), the final score always. Each change comes with a 95% percentile
+bootstrap interval over seeds and every seed's own difference. Reading (the protocol's): an
+interval above 0 says the fix raised the score, below 0 that it lowered it, else inconclusive.
+
+The archived runs live in ``<results>/archive/<preset>/<archive>/<experiment>/`` (moved there by
+the session that found the defect); current runs in ``<results>/<preset>/<experiment>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks import aggregate as agg
+from benchmarks.reproduction import (BOOTSTRAP_REPS, Estimate, add_analysis_arguments, bootstrap_combination, emit,
+                                     reps_in_range)
+
+DEFAULT_ARCHIVE = "before-official-init"
+ONLINE_METHODS = ("odt", "odt-control")  # a score after pretraining and one after finetuning
+METHOD_ORDER = ("odt", "odt-control", "odt-offline", "dt")
+PROTOCOL_LABELS = {("table1", "odt", "hopper-medium", "offline_score"): "I1",
+                   ("table1", "odt", "hopper-medium", "final_score"): "I2"}
+VALUE_NAMES = {"offline_score": "end of pretraining", "final_score": "final"}
+
+
+def per_seed_change(new: pd.DataFrame, old: pd.DataFrame, method: str, dataset: str, value: str) -> pd.Series:
+    """Seed -> new − old ``value`` for the complete runs of (method, dataset) on both sides."""
+    def scores(runs: pd.DataFrame) -> pd.Series:
+        cell = runs[(runs.method == method) & (runs.dataset == dataset) & (runs.status == "complete")]
+        return cell.set_index("seed")[value]
+    return (scores(new) - scores(old)).dropna().sort_index()
+
+
+def reading(e: Estimate) -> str:
+    """The protocol's reading of a paired change's interval."""
+    if e.n == 0:
+        return "no paired seeds"
+    return "above 0" if e.lo > 0 else "below 0" if e.hi < 0 else "inconclusive"
+
+
+def cells(new: pd.DataFrame, old: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """(method, dataset, value) for every cell with complete runs on both sides, ODT first."""
+    both = set(zip(new.method, new.dataset)) & set(zip(old.method, old.dataset))
+    rank = {m: i for i, m in enumerate(METHOD_ORDER)}
+    out = []
+    for method, dataset in sorted(both, key=lambda md: (rank.get(md[0], len(rank)), md[0], md[1])):
+        values = ("offline_score", "final_score") if method in ONLINE_METHODS else ("final_score",)
+        out += [(method, dataset, v) for v in values]
+    return out
+
+
+def report_lines(new: pd.DataFrame, old: pd.DataFrame, experiment: str, reps: int = BOOTSTRAP_REPS) -> list[str]:
+    """The markdown table of paired changes (new − old), one row per (method, dataset, value);
+    the protocol's I1 and I2 are labelled as such, every other row is description."""
+    lines = ["| comparison | method | dataset | score | new − old [95% CI] | reading | per seed (new − old) |",
+             "|---|---|---|---|---|---|---|"]
+    for method, dataset, value in cells(new, old):
+        diffs = per_seed_change(new, old, method, dataset, value)
+        e = bootstrap_combination([(diffs.to_numpy(), 1.0)], reps)
+        seeds = ", ".join(f"s{s} {d:+.1f}" for s, d in diffs.items()) or "—"
+        label = PROTOCOL_LABELS.get((experiment, method, dataset, value), "description")
+        lines.append(f"| {label} | `{method}` | {dataset} | {VALUE_NAMES[value]} | {e.text()} | {reading(e)} | {seeds} |")
+    return lines
+
+
+def summary_text(root: Path, preset: str, experiment: str, archive: str, seeds: list[int] | None = None,
+                 reps: int = BOOTSTRAP_REPS) -> str:
+    new = agg.load_runs(root, preset, experiment)
+    old = agg.load_runs(root / "archive", preset, f"{archive}/{experiment}")
+    if seeds is not None:
+        new, old = new[new.seed.isin(seeds)], old[old.seed.isin(seeds)]
+    head = [f"# The initialisation fix, run by run: `{experiment}`, preset `{preset}`", "",
+            f"New − old score, paired by seed: current runs in `{root}/{preset}/{experiment}/` against the "
+            f"archived runs of the same ids in `{root}/archive/{preset}/{archive}/{experiment}/`. I1 and I2 are "
+            "pre-registered in `PROTOCOL-official-init-cpu.md`; the other rows describe. 95% percentile "
+            f"bootstrap intervals over seeds ({reps} resamples, seeded); 'above 0' / 'below 0' when the "
+            "interval excludes 0.", ""]
+    if new.empty or old.empty:
+        return "\n".join(head + [f"No runs to compare ({'current' if new.empty else 'archived'} side empty)."]) + "\n"
+    return "\n".join(head + report_lines(new, old, experiment, reps)) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.init_comparison", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_analysis_arguments(p)
+    p.add_argument("--experiment", default="table1", help="the experiment whose runs are compared (default: table1)")
+    p.add_argument("--archive", default=DEFAULT_ARCHIVE,
+                   help=f"the archive under <results>/archive/<preset>/ holding the old runs (default: {DEFAULT_ARCHIVE})")
+    p.add_argument("--out", type=Path, default=None, help="also write the report here")
+    args = p.parse_args(argv)
+    if not reps_in_range(args.reps):
+        return 2
+    archived = args.results / "archive" / args.preset / args.archive / args.experiment
+    if not archived.is_dir():
+        p.error(f"--archive: no archived runs at {archived}")
+    return emit(summary_text(args.results, args.preset, args.experiment, args.archive, args.seeds, args.reps), args.out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,47 @@
+"""The session-20 init comparison (I1, I2 of PROTOCOL-official-init-cpu.md), on hand-made runs."""
+
+import pandas as pd
+import pytest
+
+from benchmarks import init_comparison as ic
+
+
+def _runs(rows):
+    return pd.DataFrame(rows, columns=["method", "dataset", "seed", "status", "final_score", "offline_score"])
+
+
+def test_change_pairs_new_and_old_by_seed_and_skips_unpaired_or_incomplete_runs():
+    new = _runs([("odt", "hopper-medium", s, "complete", 60.0 + s, 40.0) for s in range(4)]
+                + [("odt", "hopper-medium", 4, "failed", 1e6, 1e6)])
+    old = _runs([("odt", "hopper-medium", s, "complete", 50.0, 30.0 + s) for s in range(1, 5)])
+    final = ic.per_seed_change(new, old, "odt", "hopper-medium", "final_score")
+    pretrained = ic.per_seed_change(new, old, "odt", "hopper-medium", "offline_score")
+    # seeds 1-3 have a complete run on both sides; seed 0 is new only, seed 4 failed on the new side
+    assert final.to_dict() == {1: 11.0, 2: 12.0, 3: 13.0}
+    assert pretrained.to_dict() == {1: 9.0, 2: 8.0, 3: 7.0}
+
+
+def test_report_labels_only_the_preregistered_rows_and_reads_the_interval():
+    new = _runs([("odt", "hopper-medium", s, "complete", 70.0, 40.0) for s in range(5)]
+                + [("odt-offline", "hopper-medium", s, "complete", 30.0 + s, 30.0 + s) for s in range(5)]
+                + [("odt", "walker2d-medium", s, "complete", 20.0, 20.0) for s in range(5)])
+    old = _runs([("odt", "hopper-medium", s, "complete", 70.0 - 2 * s, 45.0) for s in range(5)]
+                + [("odt-offline", "hopper-medium", s, "complete", 30.0, 30.0) for s in range(5)]
+                + [("odt", "walker2d-medium", s, "complete", 25.0, 25.0) for s in range(5)])
+    lines = ic.report_lines(new, old, "table1", reps=500)
+    rows = {tuple(c.strip() for c in line.split("|")[1:5]): line for line in lines[2:]}
+    assert rows[("I1", "`odt`", "hopper-medium", "end of pretraining")].count("-5.0 [-5.0, -5.0] (n=5) | below 0") == 1
+    i2 = rows[("I2", "`odt`", "hopper-medium", "final")]
+    assert "+4.0 [" in i2 and "| s0 +0.0, s1 +2.0, s2 +4.0, s3 +6.0, s4 +8.0 |" in i2
+    assert "-5.0 [-5.0, -5.0] (n=5) | below 0" in rows[("description", "`odt`", "walker2d-medium", "final")]
+    # the offline-only method has no separate end-of-pretraining row
+    assert ("description", "`odt-offline`", "hopper-medium", "final") in rows
+    assert ("description", "`odt-offline`", "hopper-medium", "end of pretraining") not in rows
+    # another experiment's rows are description, never I1 / I2
+    assert all(line.split("|")[1].strip() == "description" for line in ic.report_lines(new, old, "g_eval", reps=200)[2:])
+
+
+@pytest.mark.parametrize("lo,hi,expected", [(0.5, 3.0, "above 0"), (-3.0, -0.5, "below 0"), (-1.0, 1.0, "inconclusive")])
+def test_reading_follows_the_protocol(lo, hi, expected):
+    assert ic.reading(ic.Estimate((lo + hi) / 2, lo, hi, 5)) == expected
+    assert ic.reading(ic.Estimate(float("nan"), float("nan"), float("nan"), 0)) == "no paired seeds"
