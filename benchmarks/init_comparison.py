@@ -52,7 +52,8 @@ def reading(e: Estimate) -> str:
 
 
 def cells(new: pd.DataFrame, old: pd.DataFrame) -> list[tuple[str, str, str]]:
-    """(method, dataset, value) for every cell with complete runs on both sides, ODT first."""
+    """(method, dataset, value) for every cell with runs on both sides, ODT first (a cell whose
+    complete runs share no seed reads "no paired seeds")."""
     both = set(zip(new.method, new.dataset)) & set(zip(old.method, old.dataset))
     rank = {m: i for i, m in enumerate(METHOD_ORDER)}
     out = []
