@@ -25,8 +25,14 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks import aggregate as agg
-from benchmarks.reproduction import (BOOTSTRAP_REPS, Estimate, add_analysis_arguments, bootstrap_combination, emit,
-                                     reps_in_range)
+from benchmarks.reproduction import (
+    BOOTSTRAP_REPS,
+    Estimate,
+    add_analysis_arguments,
+    bootstrap_combination,
+    emit,
+    reps_in_range,
+)
 
 DEFAULT_ARCHIVE = "before-official-init"
 ONLINE_METHODS = ("odt", "odt-control")  # a score after pretraining and one after finetuning
