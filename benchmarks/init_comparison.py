@@ -30,7 +30,9 @@ from benchmarks.reproduction import (
     Estimate,
     add_analysis_arguments,
     bootstrap_combination,
+    complete_runs,
     emit,
+    per_seed_difference,
     reps_in_range,
 )
 
@@ -44,10 +46,8 @@ VALUE_NAMES = {"offline_score": "end of pretraining", "final_score": "final"}
 
 def per_seed_change(new: pd.DataFrame, old: pd.DataFrame, method: str, dataset: str, value: str) -> pd.Series:
     """Seed -> new − old ``value`` for the complete runs of (method, dataset) on both sides."""
-    def scores(runs: pd.DataFrame) -> pd.Series:
-        cell = runs[(runs.method == method) & (runs.dataset == dataset) & (runs.status == "complete")]
-        return cell.set_index("seed")[value]
-    return (scores(new) - scores(old)).dropna().sort_index()
+    return per_seed_difference(complete_runs(new, method, dataset), complete_runs(old, method, dataset),
+                               value).sort_index()
 
 
 def reading(e: Estimate) -> str:

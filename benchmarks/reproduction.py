@@ -112,13 +112,20 @@ def reps_in_range(reps: int) -> bool:
     return True
 
 
-def _complete(runs: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
+def complete_runs(runs: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
+    """The complete runs of one (method, dataset) cell."""
     return runs[(runs.method == method) & (runs.dataset == dataset) & (runs.status == "complete")]
+
+
+def per_seed_difference(left: pd.DataFrame, right: pd.DataFrame, value: str) -> pd.Series:
+    """Seed -> left − right ``value`` for the seeds both sets of runs have (each set one cell's
+    complete runs, as :func:`complete_runs` gives them)."""
+    return (left.set_index("seed")[value] - right.set_index("seed")[value]).dropna()
 
 
 def gains(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
     """The finetuning gains of one dataset (see the module docstring)."""
-    odt, odt_off, iql = (_complete(runs, m, dataset) for m in ("odt", "odt-offline", "iql"))
+    odt, odt_off, iql = (complete_runs(runs, m, dataset) for m in ("odt", "odt-offline", "iql"))
     odt_gain, iql_gain = odt.final_score - odt.offline_score, iql.final_score - iql.offline_score
     return {
         "delta_odt": bootstrap_combination([(odt.final_score, 1.0), (odt_off.final_score, -1.0)], reps),
@@ -134,9 +141,7 @@ def paired_difference(runs: pd.DataFrame, dataset: str, a: str, b: str, value: s
                       reps: int = BOOTSTRAP_REPS) -> Estimate:
     """Mean over seeds of (method a - method b) on the same seed, with a bootstrap interval over
     the per-seed differences; seeds missing from either method are left out."""
-    left = _complete(runs, a, dataset).set_index("seed")[value]
-    right = _complete(runs, b, dataset).set_index("seed")[value]
-    diffs = (left - right).dropna()
+    diffs = per_seed_difference(complete_runs(runs, a, dataset), complete_runs(runs, b, dataset), value)
     return bootstrap_combination([(diffs.to_numpy(), 1.0)], reps)
 
 
@@ -144,7 +149,7 @@ def control_comparison(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_R
     """ODT against its no-new-data control (``odt-control``): the two share each seed's
     pretraining, so ODT's gain over the control, paired by seed, is what online data adds; the
     control's own within-run gain is what the finetuning schedule does without new data."""
-    odt, control = (_complete(runs, m, dataset) for m in ("odt", "odt-control"))
+    odt, control = (complete_runs(runs, m, dataset) for m in ("odt", "odt-control"))
     return {
         "odt_final": bootstrap_combination([(odt.final_score, 1.0)], reps),
         "control_final": bootstrap_combination([(control.final_score, 1.0)], reps),
@@ -158,15 +163,15 @@ def control_comparison(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_R
 def pretraining_mismatches(runs: pd.DataFrame, dataset: str) -> dict[int, float]:
     """Seed -> (ODT - control) end-of-pretraining score, for the seeds where the two differ
     (they share each seed's pretraining, so any difference means they did not)."""
-    odt, control = (_complete(runs, m, dataset).set_index("seed").offline_score for m in ("odt", "odt-control"))
+    odt, control = (complete_runs(runs, m, dataset).set_index("seed").offline_score for m in ("odt", "odt-control"))
     diffs = (odt - control).dropna()
     return {int(s): float(v) for s, v in diffs.items() if v != 0}
 
 
 def control_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
     """The control section (no lines if no dataset has both ``odt`` and ``odt-control`` runs)."""
-    both = [d for d in dataset_order(runs) if not _complete(runs, "odt-control", d).empty
-            and not _complete(runs, "odt", d).empty]
+    both = [d for d in dataset_order(runs) if not complete_runs(runs, "odt-control", d).empty
+            and not complete_runs(runs, "odt", d).empty]
     if not both:
         return []
     lines = ["", "## What online data adds: ODT against its no-new-data control (`odt-control`)", "",
@@ -177,7 +182,7 @@ def control_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
              "|---|---|---|---|---|---|---|---|"]
     for d in both:
         c = control_comparison(runs, d, reps)
-        odt, control = (_complete(runs, m, d) for m in ("odt", "odt-control"))
+        odt, control = (complete_runs(runs, m, d) for m in ("odt", "odt-control"))
         lines.append(
             f"| {d} | {c['odt_final'].text(False)} | {c['control_final'].text(False)} | "
             f"{c['odt_minus_control'].text()} | {c['odt_gain'].text()} | {c['control_gain'].text()} | "
@@ -215,7 +220,7 @@ def per_seed_lines(runs: pd.DataFrame) -> list[str]:
 def early_gains(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: str,
                 reps: int = BOOTSTRAP_REPS) -> tuple[Estimate, float]:
     """(gain at the first online evaluation, mean online samples there) over complete runs."""
-    ok = set(_complete(runs, method, dataset).run_id)
+    ok = set(complete_runs(runs, method, dataset).run_id)
     e = curves[curves.run_id.isin(ok) & curves.phase.isin(["pretrain", "online"])].sort_values(["run_id", "step"])
     gains_, samples = [], []
     for _, run in e.groupby("run_id"):
@@ -230,7 +235,7 @@ def rate_comparison(base: pd.DataFrame, other: pd.DataFrame, dataset: str,
                     reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
     """ODT's within-run gain (final - after pretraining) in ``base`` and ``other`` runs of one
     dataset, and their difference (other - base, independent groups)."""
-    a, b = (_complete(runs, "odt", dataset) for runs in (base, other))
+    a, b = (complete_runs(runs, "odt", dataset) for runs in (base, other))
     gain_a, gain_b = a.final_score - a.offline_score, b.final_score - b.offline_score
     return {"base": bootstrap_combination([(gain_a, 1.0)], reps),
             "other": bootstrap_combination([(gain_b, 1.0)], reps),
@@ -265,11 +270,11 @@ def buffer_comparison(table1: pd.DataFrame, published: pd.DataFrame, dataset: st
     ``published`` the ``iql_buffer`` experiment's. δ IQL of each (final - offline score, within
     run), their difference paired by seed (final scores: a seed's two runs share the offline
     phase), and P2 with the published buffer (δ ODT of Table 1 - δ IQL published)."""
-    share, pub = _complete(table1, "iql", dataset), _complete(published, "iql", dataset)
-    odt, odt_off = _complete(table1, "odt", dataset), _complete(table1, "odt-offline", dataset)
+    share, pub = complete_runs(table1, "iql", dataset), complete_runs(published, "iql", dataset)
+    odt, odt_off = complete_runs(table1, "odt", dataset), complete_runs(table1, "odt-offline", dataset)
     pub_gain = pub.final_score - pub.offline_score
-    paired = (pub.set_index("seed").final_score - share.set_index("seed").final_score).dropna()
-    offline_gap = (pub.set_index("seed").offline_score - share.set_index("seed").offline_score).dropna()
+    paired = per_seed_difference(pub, share, "final_score")
+    offline_gap = per_seed_difference(pub, share, "offline_score")
     return {
         "delta_share": bootstrap_combination([(share.final_score - share.offline_score, 1.0)], reps),
         "delta_published": bootstrap_combination([(pub_gain, 1.0)], reps),

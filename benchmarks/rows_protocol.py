@@ -35,8 +35,10 @@ from benchmarks.reproduction import (
     Estimate,
     add_analysis_arguments,
     bootstrap_combination,
+    complete_runs,
     directional_verdict,
     emit,
+    per_seed_difference,
     reps_in_range,
 )
 
@@ -49,8 +51,7 @@ Groups = list[tuple[Sequence[float], float]]
 
 
 def _scores(runs: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
-    sel = runs[(runs.method == method) & (runs.dataset == dataset) & (runs.status == "complete")]
-    return sel.set_index("seed")
+    return complete_runs(runs, method, dataset).set_index("seed")
 
 
 def _row_groups_c1(runs: pd.DataFrame, dataset: str) -> Groups:
@@ -60,7 +61,8 @@ def _row_groups_c1(runs: pd.DataFrame, dataset: str) -> Groups:
 
 
 def _row_groups_c2(runs: pd.DataFrame, dataset: str) -> Groups:
-    diffs = (_scores(runs, "odt", dataset).final_score - _scores(runs, "odt-control", dataset).final_score).dropna()
+    diffs = per_seed_difference(complete_runs(runs, "odt", dataset), complete_runs(runs, "odt-control", dataset),
+                                "final_score")
     return [(diffs.to_numpy(), 1.0)]
 
 
