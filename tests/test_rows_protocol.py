@@ -26,6 +26,16 @@ def test_c1_sums_table1_deltas_over_the_domain_rows():
     assert e.n == 5 and e.lo < e.mean < e.hi
 
 
+def test_c1_report_describes_each_row_beneath_its_domain_without_a_verdict():
+    # walker2d-medium alone: delta ODT = mean(40..44) - 30 = 12, delta IQL = 35 - 33 = 2, so +10.0;
+    # the paper's row term is 4.60 - 0.44 = +4.2 (Table 1); the domain sum waits for the replay row
+    lines = rp.report_lines(_runs(_row("walker2d-medium", 40.0, 30.0, 35.0, 33.0)), reps=200)
+    row = next(line for line in lines if line.startswith("| walker2d-medium |"))
+    assert row.split(" | ")[1].startswith("+10.0") and "+4.2" in row and rp.ROW_READING in row
+    domain = next(line for line in lines if line.startswith("| **walker2d** (sum) |") and "+15.2" in line)
+    assert domain.endswith("| incomplete |")
+
+
 def test_c1_is_incomplete_while_a_row_lacks_an_arm():
     runs = _runs(_row("ant-medium", 40.0, 30.0, 35.0, 33.0))  # ant-medium-replay has no runs
     e = rp.summed(runs, rp.DOMAINS["ant"], rp._row_groups_c1, reps=200)
