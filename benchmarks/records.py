@@ -118,19 +118,36 @@ def status_of(directory: Path) -> str:
     return "partial" if Path(directory).exists() else "absent"
 
 
+# What the harness writes into the checkout itself (run records, regenerated tables and figures):
+# a change there is output, not code, so it neither marks a run's code dirty nor changes the
+# pretraining-sharing key (a launch rewrites paper_tables/<preset>/ when it ends, which used to
+# flip both for the runs of a second launch alongside).
+GENERATED_PATHS = ("results", "paper_tables")
+CODE_PATHSPEC = (".", *(f":(exclude){p}" for p in GENERATED_PATHS))
+
+
+def git_output(root: Path, *args: str) -> bytes | None:
+    """stdout of ``git -C root args`` (None when git fails or is absent)."""
+    try:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=20,
+                              check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def code_version_of(root: Path) -> dict[str, Any]:
+    """git sha of ``root``'s checkout and whether its tracked code differs from it (changes under
+    ``GENERATED_PATHS`` do not count); None for both outside git."""
+    sha = git_output(root, "rev-parse", "HEAD")
+    status = git_output(root, "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHSPEC)
+    return {"git_sha": None if sha is None else sha.decode().strip(),
+            "git_dirty": None if status is None else bool(status.strip())}
+
+
 @lru_cache(maxsize=1)
 def code_version() -> dict[str, Any]:
     """git sha and dirty flag of the checkout the code runs from (None outside git)."""
-    def git(*args: str) -> str | None:
-        try:
-            out = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
-                                 text=True, timeout=20, check=True)
-            return out.stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return None
-    sha = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"git_sha": sha, "git_dirty": None if status is None else bool(status)}
+    return code_version_of(REPO_ROOT)
 
 
 def environment() -> dict[str, Any]:

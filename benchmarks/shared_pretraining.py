@@ -13,7 +13,8 @@ While a run computes a key's pretraining it holds that key's lock (``pretraining
 run with the same key waits for it rather than computing the same thing alongside.
 The key covers what the state depends on: the method's family, its config without the fields
 listed in ``AFTER_SWITCH``, the seed, the dataset's content hash, the code version (git sha,
-plus a digest of the diff when the tree is dirty; no reuse outside git), torch's version and
+plus a digest of the code's diff when the code is dirty, the harness's own outputs under
+``results/`` and ``paper_tables/`` left out; no reuse outside git), torch's version and
 thread count, CUDA's presence and the host. Pretraining is bit-identical within one machine
 and thread count, not across machines, so a state is reused only where it was made.
 
@@ -30,7 +31,6 @@ import fcntl
 import hashlib
 import json
 import socket
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,19 +72,20 @@ def flatten(config: dict, prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def code_fingerprint() -> str | None:
-    """The git sha, with a digest of ``git diff HEAD`` when the tree is dirty; None outside git."""
-    version = rec.code_version()
+def code_fingerprint_of(root: Path, version: dict[str, Any]) -> str | None:
+    """The git sha, with a digest of the code's ``git diff HEAD`` when the code is dirty (the
+    harness's own outputs, ``records.GENERATED_PATHS``, left out); None outside git."""
     if not version.get("git_sha") or version.get("git_dirty") is None:
         return None
     if not version["git_dirty"]:
         return version["git_sha"]
-    try:
-        diff = subprocess.run(["git", "-C", str(rec.REPO_ROOT), "diff", "HEAD"], capture_output=True,
-                              timeout=20, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return f"{version['git_sha']}+{hashlib.sha256(diff).hexdigest()[:16]}"
+    diff = rec.git_output(root, "diff", "HEAD", "--", *rec.CODE_PATHSPEC)
+    return None if diff is None else f"{version['git_sha']}+{hashlib.sha256(diff).hexdigest()[:16]}"
+
+
+def code_fingerprint() -> str | None:
+    """``code_fingerprint_of`` the checkout the code runs from."""
+    return code_fingerprint_of(rec.REPO_ROOT, rec.code_version())
 
 
 def pretraining_group(method: str, config: Any) -> str | None:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
 
 from benchmarks import records as rec
+from benchmarks import shared_pretraining as sp
 from benchmarks.experiments import RunSpec
 
 SPEC = RunSpec("table1", "odt", "hopper-medium", 3, "smoke", (("online.g_online", 7200.0),), "x")
@@ -89,3 +92,46 @@ def test_iter_run_dirs_skips_logs_and_sorts(tmp_path):
     found = rec.iter_run_dirs(tmp_path)
     assert [p.name for p in found] == sorted(s.run_id for s in specs)
     assert rec.iter_run_dirs(tmp_path, preset="paper") == []
+
+
+def _git_checkout(root):
+    """A tiny committed checkout with one code file and one generated table."""
+    def git(*args):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+    (root / "odt").mkdir(parents=True)
+    (root / "paper_tables").mkdir()
+    (root / "odt" / "model.py").write_text("WIDTH = 128\n")
+    (root / "paper_tables" / "table1.md").write_text("| a |\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    return root
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_regenerated_outputs_leave_the_code_clean_and_its_fingerprint_unchanged(tmp_path):
+    root = _git_checkout(tmp_path / "repo")
+    clean = rec.code_version_of(root)
+    assert len(clean["git_sha"]) == 40 and clean["git_dirty"] is False
+    assert sp.code_fingerprint_of(root, clean) == clean["git_sha"]
+    # a launch rewrites its tables and adds records: output, not code
+    (root / "paper_tables" / "table1.md").write_text("| b |\n")
+    (root / "results").mkdir()
+    (root / "results" / "record.json").write_text("{}")
+    after_tables = rec.code_version_of(root)
+    assert after_tables == clean
+    assert sp.code_fingerprint_of(root, after_tables) == clean["git_sha"]
+    # an edit to code is dirty, and its fingerprint names the edit
+    (root / "odt" / "model.py").write_text("WIDTH = 64\n")
+    edited = rec.code_version_of(root)
+    assert edited["git_dirty"] is True
+    fp = sp.code_fingerprint_of(root, edited)
+    assert fp.startswith(clean["git_sha"] + "+")
+    (root / "paper_tables" / "table1.md").write_text("| c |\n")  # the table again: same code digest
+    assert sp.code_fingerprint_of(root, rec.code_version_of(root)) == fp
+
+
+def test_outside_git_the_code_version_is_unknown(tmp_path):
+    v = rec.code_version_of(tmp_path / "not-a-checkout")
+    assert v == {"git_sha": None, "git_dirty": None}
+    assert sp.code_fingerprint_of(tmp_path, v) is None
