@@ -163,8 +163,8 @@ def control_comparison(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_R
 def pretraining_mismatches(runs: pd.DataFrame, dataset: str) -> dict[int, float]:
     """Seed -> (ODT - control) end-of-pretraining score, for the seeds where the two differ
     (they share each seed's pretraining, so any difference means they did not)."""
-    odt, control = (complete_runs(runs, m, dataset).set_index("seed").offline_score for m in ("odt", "odt-control"))
-    diffs = (odt - control).dropna()
+    diffs = per_seed_difference(complete_runs(runs, "odt", dataset), complete_runs(runs, "odt-control", dataset),
+                                "offline_score")
     return {int(s): float(v) for s, v in diffs.items() if v != 0}
 
 
