@@ -407,10 +407,24 @@ DATA_SOURCES = {"generated": "generated here by the project's forge (D4RL's reci
                 "generated-smoke": "tiny generated smoke data", "d4rl": "D4RL's files"}
 
 
+CURVE_KEYS = ("experiment", "dataset", "method", "variant")
+
+
+def _seeds_per_curve(complete: pd.DataFrame) -> pd.Series | None:
+    """How many seeds each (dataset, method, variant) has, or None when the frame does not say."""
+    keys = [k for k in CURVE_KEYS if k in complete]
+    if not keys:
+        return None
+    return complete.drop_duplicates([*keys, "seed"]).groupby(keys, dropna=False).seed.size()
+
+
 def provenance_note(complete: pd.DataFrame) -> str:
     """What a reader needs beside the curves: seeds, the online samples the runs actually used
     (each stops at the first round past the budget), and where the data came from."""
     parts = [f"seeds {_ranges(complete.seed)}"]
+    per_curve = _seeds_per_curve(complete)
+    if per_curve is not None and per_curve.min() != per_curve.max():  # not every curve has every seed
+        parts[0] += f" ({per_curve.min()}-{per_curve.max()} seeds per curve: n in the legends)"
     if "online_samples" in complete and complete.online_samples.notna().any():
         used = complete.groupby("run_id").online_samples.max()
         used = used[used > 0]  # runs with an online phase (offline-only methods have none)

@@ -638,6 +638,16 @@ def test_figure_captions_say_seeds_samples_used_and_data_provenance():
     assert "generated here by the project's forge" in note and "not D4RL's files" in note
 
 
+def test_figure_captions_say_when_curves_have_different_seed_counts():
+    # dt has seeds 0-4, odt seeds 0-9: the caption's "seeds 0-9" alone would overstate dt's n
+    df = pd.DataFrame({"run_id": [f"dt{s}" for s in range(5)] + [f"odt{s}" for s in range(10)],
+                       "seed": list(range(5)) + list(range(10)),
+                       "method": ["dt"] * 5 + ["odt"] * 10, "dataset": ["hopper-medium"] * 15})
+    assert plots.provenance_note(df).startswith("seeds 0-9 (5-10 seeds per curve: n in the legends)")
+    same = df[df.seed < 5]
+    assert plots.provenance_note(same).startswith("seeds 0-4") and "per curve" not in plots.provenance_note(same)
+
+
 @pytest.mark.parametrize("preset", ["smoke", "cpu", "paper"])
 def test_shipped_ranges_parse_and_name_known_things(preset):
     from benchmarks.experiments import EXPERIMENTS, TABLE1_METHODS
