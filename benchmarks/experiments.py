@@ -24,6 +24,9 @@ Experiments (paper section in brackets):
 * ``iql_offline_curve`` (tuning, seeds from 100, never reported as a result): IQL's offline
   score over 2e5 offline updates (cosine actor schedule over that length), evaluated every 1e4,
   to choose the ``cpu`` preset's offline length where the curve levels off.
+* ``dt_sizing`` (tuning, seeds from 100, never reported as a result): DT's AdamW rate at the
+  ``cpu`` preset's 2500 updates (``paper_tables/PROTOCOL-dt-sizing-cpu.md``), on the three
+  -medium rows whose DT cells ran with the official initialisation.
 * ``iql_buffer`` (the protocol's variant S4): IQL with the published buffer, where 5k online
   samples end at 0.5% of it, against Table 1's IQL, whose online batches come from the newest
   25k transitions (the paper's 20% share).
@@ -163,6 +166,7 @@ def _stoch_variants(m: str, d: str, p: str):
 
 
 ABLATION_FIRST_SEED = 20  # PROTOCOL-ablations-cpu.md: fresh seeds 20-24 (two-arm figures), 20-22 (sweeps)
+DT_SIZING_RATES = (1e-4, 3e-4, 1e-3)  # PROTOCOL-dt-sizing-cpu.md: the preset's 1e-4 and two raised rates
 G_EVAL_MULTIPLES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 
 
@@ -245,6 +249,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                1, ("hopper-medium", "hopper-medium-replay"), ("iql",), first_seed=100,
                variants=lambda m, d, p: [("offline=2e5", _ov(offline_updates=200_000, online_samples=0,
                                                             eval_every_updates=10_000), ())]),
+    Experiment("dt_sizing", "Tuning (seeds 100+): DT's AdamW learning rate at the cpu preset's 2500 updates",
+               2, ("hopper-medium", "walker2d-medium", "halfcheetah-medium"), ("dt",), first_seed=100,
+               variants=lambda m, d, p: [(f"lr={lr:g}", _ov(optim__lr=lr), ()) for lr in DT_SIZING_RATES]),
     Experiment("iql_buffer", "Protocol S4: IQL finetuned with the published buffer (online data 0.5% of it) instead of Table 1's 25k window",
                10, ("hopper-medium", "hopper-medium-replay"), ("iql",),
                variants=lambda m, d, p: [("published-buffer", _ov(online_window=0), ())]),

@@ -244,6 +244,11 @@ def draw_variant_curves_by_dataset(df, fig):
     return _curves(df, fig, hue="variant", facet="dataset")
 
 
+def draw_variant_curves_by_updates(df, fig):
+    """Offline-only runs' curves against their gradient updates, one panel per dataset."""
+    return _curves(df, fig, hue="variant", facet="dataset", x="updates")
+
+
 def draw_grid_final(df, fig):
     return _final(_split_variant(df), fig, x="setting", hue="factor")
 
@@ -349,6 +354,8 @@ FIGURES = [
            draw_control, (10, 4), select=control_runs),
     Figure("buffer_size", "buffer_size", "Protocol PROTOCOL-buffer-cpu.md: what online data adds at three buffer sizes (hopper-medium)", draw_buffer_size, (11, 4)),
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
+    Figure("dt_sizing", "dt_sizing", "Tuning (seeds 100-101): DT's score against its updates at three AdamW rates",
+           draw_variant_curves_by_updates, (14, 3.5)),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda",
            draw_convergence, (14, 3.5), select=convergence_runs),
     Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)", draw_stoch, (10, 4)),
