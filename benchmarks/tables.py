@@ -421,7 +421,7 @@ def hyperparameter_text(tex: bool = False) -> str:
             flag = "" if _same(ours, expected) else f" (paper: {_hp(expected)}) MISMATCH"
             common.append([f"{ref[key]['source']}", f, _hp(ours) + flag])
     parts.insert(0, ("Tables C.1 and C.3: common values", ["table", "field", "value"], common))
-    parts.append(("What the cpu and smoke presets change (hopper-medium; other datasets alike)",
+    parts.append(("What the cpu and smoke presets change (hopper-medium; other datasets alike; dt: the DT baseline, baselines/dt.py)",
                   ["protocol", "field", "paper", "cpu", "smoke"], preset_differences()))
     if tex:
         return "\n".join(_render(h, r, True, f"{t} (generated from odt/config.py).") for t, h, r in parts)
@@ -444,10 +444,16 @@ def _flat(d: dict, prefix: str = "") -> dict:
 
 
 def preset_differences(dataset: str = "hopper-medium") -> list[list[str]]:
+    """Per protocol (ODT offline, ODT online, and the DT baseline, which runs on ODT's trainer),
+    the config fields whose value differs between the presets."""
+    from baselines.dt import dt_config
     from odt.config import make_config, to_dict
+    makers = {"offline": lambda p: make_config(dataset, "offline", p),
+              "online": lambda p: make_config(dataset, "online", p),
+              "dt": lambda p: dt_config(dataset, p)}
     rows = []
-    for protocol in ("offline", "online"):
-        flat = {p: _flat(to_dict(make_config(dataset, protocol, p))) for p in ("paper", "cpu", "smoke")}
+    for protocol, make in makers.items():
+        flat = {p: _flat(to_dict(make(p))) for p in ("paper", "cpu", "smoke")}
         for field in flat["paper"]:
             vals = [flat[p][field] for p in ("paper", "cpu", "smoke")]
             if any(not _same(v, vals[0]) for v in vals[1:]):
