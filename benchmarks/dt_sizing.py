@@ -21,12 +21,14 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks import aggregate as agg
+from benchmarks.experiments import EXPERIMENTS
 from benchmarks.reproduction import add_analysis_arguments, emit
 
 PAPER_RATE = 1e-4
 MIN_GAIN = 3.0
 MAX_LOSS = 5.0
 TIE = 1.0
+SEEDS = EXPERIMENTS["dt_sizing"].seeds  # the protocol's seeds 100 and 101
 CHECKPOINTS = (1000, 2000)  # updates at which each run's score is described
 
 
@@ -47,11 +49,13 @@ def rate_of(variant: str) -> float:
     return float(value)
 
 
-def decide(finals: pd.DataFrame) -> Decision:
-    """The protocol's rule on a frame with columns rate, dataset, seed, final_score."""
+def decide(finals: pd.DataFrame, seeds: int = SEEDS) -> Decision:
+    """The protocol's rule on a frame with columns rate, dataset, seed, final_score; every
+    (rate, dataset) cell needs ``seeds`` complete seeds."""
+    counts = finals.groupby(["rate", "dataset"]).seed.nunique().unstack("dataset")
+    if counts.isna().any().any() or PAPER_RATE not in counts.index or counts.min().min() < seeds:
+        raise ValueError(f"every rate needs {seeds} seeds on every dataset, the paper's rate included")
     per_dataset = finals.groupby(["rate", "dataset"]).final_score.mean().unstack("dataset")
-    if per_dataset.isna().any().any() or PAPER_RATE not in per_dataset.index:
-        raise ValueError("every rate needs runs on every dataset, the paper's rate included")
     s = per_dataset.mean(axis=1).to_dict()
     top = max(s.values())
     best = min(r for r, v in s.items() if v >= top - TIE)

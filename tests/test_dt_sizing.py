@@ -34,10 +34,12 @@ def test_a_large_loss_on_one_dataset_keeps_the_paper_rate():
     assert d.best == 3e-4 and d.rate == 1e-4 and "loses 5.5" in d.why
 
 
-def test_missing_cells_give_no_decision():
+def test_missing_cells_or_seeds_give_no_decision():
     finals = _finals({1e-4: (20, 30), 3e-4: (26, 32)})
     with pytest.raises(ValueError):
         dt_sizing.decide(finals[~((finals.rate == 3e-4) & (finals.dataset == "b"))])
+    with pytest.raises(ValueError):  # one seed of one cell still running
+        dt_sizing.decide(finals[~((finals.rate == 3e-4) & (finals.dataset == "b") & (finals.seed == 101))])
 
 
 def test_rates_parse_from_variants_and_scores_read_at_checkpoints():
