@@ -288,7 +288,9 @@ def test_dt_config_is_the_original_gym_setting():
     assert dt_config("ant-medium").g_eval == 6000  # DT had no ant target: the ODT table's
     cpu = dt_config("hopper-medium", "cpu")
     assert (cpu.pretrain_updates, cpu.optim.warmup_steps, cpu.model.embed_dim, cpu.model.n_heads) == (2500, 1000, 64, 1)
-    assert (cpu.optim.optimizer, cpu.optim.lr) == ("adamw", 1e-4)  # the LAMB floor does not apply to AdamW
+    # PROTOCOL-dt-sizing-cpu.md: 3e-4 at the cpu preset only (the LAMB floor does not apply to AdamW)
+    assert (cpu.optim.optimizer, cpu.optim.lr) == ("adamw", 3e-4)
+    assert dt_config("hopper-medium", "smoke").optim.lr == 1e-4
     with pytest.raises(ConfigError, match="offline only"):
         dt_config("hopper-medium", overrides={"online.online_samples": 10})
 
