@@ -20,6 +20,7 @@ the session that found the defect); current runs in ``<results>/<preset>/<experi
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -45,9 +46,42 @@ VALUE_NAMES = {"offline_score": "end of pretraining", "final_score": "final"}
 
 
 def per_seed_change(new: pd.DataFrame, old: pd.DataFrame, method: str, dataset: str, value: str) -> pd.Series:
-    """Seed -> new − old ``value`` for the complete runs of (method, dataset) on both sides."""
-    return per_seed_difference(complete_runs(new, method, dataset), complete_runs(old, method, dataset),
-                               value).sort_index()
+    """Seed -> new − old ``value`` for the complete runs of (method, dataset) on both sides. Where
+    the frames carry each run's ``config`` (see :func:`with_configs`), a seed pairs only if its
+    two configs are identical: the comparison is of the code's initialisation, so a run whose
+    preset changed since (DT's cpu rate, session 23) has no pair."""
+    a, b = complete_runs(new, method, dataset), complete_runs(old, method, dataset)
+    diffs = per_seed_difference(a, b, value)
+    if "config" in a and "config" in b:
+        ca, cb = a.set_index("seed").config, b.set_index("seed").config
+        diffs = diffs[[same_config(ca.get(seed), cb.get(seed)) for seed in diffs.index]]
+    return diffs.sort_index()
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return out
+
+
+def same_config(a: str | None, b: str | None) -> bool:
+    """Whether two stored configs agree on every field both have (fields added to the config
+    since the older run, at their defaults, do not count)."""
+    if a is None or b is None:
+        return False
+    fa, fb = _flat(json.loads(a)), _flat(json.loads(b))
+    return all(fa[k] == fb[k] for k in fa.keys() & fb.keys())
+
+
+def with_configs(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with a ``config`` column: each run's config.json, as stored (None if unreadable)."""
+    def read(path: str) -> str | None:
+        try:
+            return (Path(path) / "config.json").read_text()
+        except OSError:
+            return None
+    return runs.assign(config=runs.path.map(read))
 
 
 def reading(e: Estimate) -> str:
@@ -85,14 +119,17 @@ def report_lines(new: pd.DataFrame, old: pd.DataFrame, experiment: str, reps: in
 
 def summary_text(root: Path, preset: str, experiment: str, archive: str, seeds: list[int] | None = None,
                  reps: int = BOOTSTRAP_REPS) -> str:
-    new = agg.load_runs(root, preset, experiment)
-    old = agg.load_runs(root / "archive", preset, f"{archive}/{experiment}")
+    new = with_configs(agg.load_runs(root, preset, experiment))
+    old = with_configs(agg.load_runs(root / "archive", preset, f"{archive}/{experiment}"))
     if seeds is not None:
         new, old = new[new.seed.isin(seeds)], old[old.seed.isin(seeds)]
     head = [f"# The initialisation fix, run by run: `{experiment}`, preset `{preset}`", "",
             f"New − old score, paired by seed: current runs in `{root}/{preset}/{experiment}/` against the "
             f"archived runs of the same ids in `{root}/archive/{preset}/{archive}/{experiment}/`. I1 and I2 are "
-            "pre-registered in `PROTOCOL-official-init-cpu.md`; the other rows describe. 95% percentile "
+            "pre-registered in `PROTOCOL-official-init-cpu.md`; the other rows describe. A seed pairs only "
+            "where both runs have the same config.json (only the code's initialisation differs): a cell "
+            "whose preset changed since, such as `dt` after its cpu rate became 3e-4 (session 23), reads "
+            "'no paired seeds'. 95% percentile "
             f"bootstrap intervals over seeds ({reps} resamples, seeded); 'above 0' / 'below 0' when the "
             "interval excludes 0.", ""]
     if new.empty or old.empty:

@@ -21,6 +21,16 @@ def test_change_pairs_new_and_old_by_seed_and_skips_unpaired_or_incomplete_runs(
     assert pretrained.to_dict() == {1: 9.0, 2: 8.0, 3: 7.0}
 
 
+def test_seeds_pair_only_where_the_two_runs_have_the_same_config():
+    new = _runs([("dt", "hopper-medium", s, "complete", 40.0, None) for s in range(3)]).assign(
+        config=['{"optim": {"lr": 3e-4}}', '{"optim": {"lr": 1e-4}, "precision": "fp32"}', '{"optim": {"lr": 3e-4}}'])
+    old = _runs([("dt", "hopper-medium", s, "complete", 30.0, None) for s in range(3)]).assign(
+        config=['{"optim": {"lr": 1e-4}}'] * 3)
+    # only seed 1 ran the same config on both sides (a field the old config lacks does not count):
+    # the others changed more than the init
+    assert ic.per_seed_change(new, old, "dt", "hopper-medium", "final_score").to_dict() == {1: 10.0}
+
+
 def test_report_labels_only_the_preregistered_rows_and_reads_the_interval():
     new = _runs([("odt", "hopper-medium", s, "complete", 70.0, 40.0) for s in range(5)]
                 + [("odt-offline", "hopper-medium", s, "complete", 30.0 + s, 30.0 + s) for s in range(5)]
