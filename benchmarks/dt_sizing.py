@@ -22,7 +22,7 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks.experiments import EXPERIMENTS
-from benchmarks.reproduction import add_analysis_arguments, emit
+from benchmarks.reproduction import add_analysis_arguments, analysis_runs, emit
 
 PAPER_RATE = 1e-4
 MIN_GAIN = 3.0
@@ -109,12 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     add_analysis_arguments(p)
     p.add_argument("--out", type=Path, default=None, help="also write the text here, e.g. paper_tables/dt_sizing_cpu.md")
     args = p.parse_args(argv)
-    runs = agg.load_runs(args.results, args.preset, "dt_sizing")
-    if runs.empty:
-        print(f"error: no dt_sizing runs at preset {args.preset!r} under {args.results}", file=sys.stderr)
+    runs = analysis_runs(args, "dt_sizing")
+    if runs is None:
         return 1
-    if args.seeds:
-        runs = runs[runs.seed.isin(args.seeds)]
     curves = agg.load_results(args.results, args.preset, "dt_sizing")
     return emit("\n".join(report_lines(runs, curves)), args.out)
 

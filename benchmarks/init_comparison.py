@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks import aggregate as agg
+from benchmarks import records as rec
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
@@ -58,19 +59,12 @@ def per_seed_change(new: pd.DataFrame, old: pd.DataFrame, method: str, dataset: 
     return diffs.sort_index()
 
 
-def _flat(d: dict, prefix: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
-    return out
-
-
 def same_config(a: str | None, b: str | None) -> bool:
     """Whether two stored configs agree on every field both have (fields added to the config
     since the older run, at their defaults, do not count)."""
     if a is None or b is None:
         return False
-    fa, fb = _flat(json.loads(a)), _flat(json.loads(b))
+    fa, fb = rec.flat_fields(json.loads(a)), rec.flat_fields(json.loads(b))
     return all(fa[k] == fb[k] for k in fa.keys() & fb.keys())
 
 

@@ -88,15 +88,6 @@ class ConfigChanged(RuntimeError):
     preset retuned since): resuming or reusing it would mix two experiments."""
 
 
-def _flat(obj: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(obj, dict):
-        out: dict[str, Any] = {}
-        for k, v in obj.items():
-            out.update(_flat(v, f"{prefix}{k}."))
-        return out
-    return {prefix.rstrip("."): obj}
-
-
 # Config fields added after runs were recorded, with the value that reproduces what those runs
 # did: a record without the field ran with that value, so its absence is not a change.
 ADDED_FIELDS: dict[str, Any] = {
@@ -108,7 +99,7 @@ ADDED_FIELDS: dict[str, Any] = {
 def config_drift(stored: Any, current: Any) -> list[str]:
     """The dotted fields whose values differ between a stored and the current config (a field
     in ADDED_FIELDS absent on disk counts as its behaviour-preserving value)."""
-    a, b = _flat(rec.to_jsonable(stored)), _flat(rec.to_jsonable(current))
+    a, b = rec.flat_fields(rec.to_jsonable(stored)), rec.flat_fields(rec.to_jsonable(current))
     a = {**{k: v for k, v in ADDED_FIELDS.items() if k in b and k not in a}, **a}
     return [f"{k}: {a.get(k, '<absent>')!r} on disk, {b.get(k, '<absent>')!r} now"
             for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]

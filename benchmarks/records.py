@@ -56,6 +56,16 @@ def logs_dir(root: Path | str, preset: str, experiment: str) -> Path:
     return experiment_dir(root, preset, experiment) / "_logs"
 
 
+def flat_fields(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested config dict as {"optim.lr": 1e-4, ...} (dotted paths to its leaves)."""
+    if isinstance(obj, dict):
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            out.update(flat_fields(v, f"{prefix}{k}."))
+        return out
+    return {prefix.rstrip("."): obj}
+
+
 def to_jsonable(obj: Any) -> Any:
     """numpy scalars/arrays, tuples and paths to JSON types; non-finite floats to None."""
     if isinstance(obj, dict):

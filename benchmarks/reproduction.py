@@ -104,6 +104,16 @@ def emit(text: str, out: Path | None) -> int:
     return 0
 
 
+def analysis_runs(args: argparse.Namespace, experiment: str) -> pd.DataFrame | None:
+    """A protocol analysis CLI's runs: ``experiment``'s at ``args.preset`` under ``args.results``,
+    only ``args.seeds`` if given; None (with the error printed) when there are none at all."""
+    runs = agg.load_runs(args.results, args.preset, experiment)
+    if runs.empty:
+        print(f"error: no {experiment} runs at preset {args.preset!r} under {args.results}", file=sys.stderr)
+        return None
+    return runs[runs.seed.isin(args.seeds)] if args.seeds else runs
+
+
 def reps_in_range(reps: int) -> bool:
     """False (with the error printed) if --reps is too small for a 95% percentile interval."""
     if reps < 100:

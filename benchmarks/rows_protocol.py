@@ -28,13 +28,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks import aggregate as agg
 from benchmarks import reference
 from benchmarks.experiments import TABLE1_MIN_SEEDS
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
     add_analysis_arguments,
+    analysis_runs,
     bootstrap_combination,
     complete_runs,
     directional_verdict,
@@ -169,12 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not reps_in_range(args.reps):
         return 2
-    runs = agg.load_runs(args.results, args.preset, "table1")
-    if runs.empty:
-        print(f"error: no table1 runs at preset {args.preset!r} under {args.results}", file=sys.stderr)
+    runs = analysis_runs(args, "table1")
+    if runs is None:
         return 1
-    if args.seeds:
-        runs = runs[runs.seed.isin(args.seeds)]
     return emit("\n".join(report_lines(runs, args.reps)), args.out)
 
 

@@ -433,16 +433,6 @@ def hyperparameter_text(tex: bool = False) -> str:
     return "\n".join(out)
 
 
-def _flat(d: dict, prefix: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
 def preset_differences(dataset: str = "hopper-medium") -> list[list[str]]:
     """Per protocol (ODT offline, ODT online, and the DT baseline, which runs on ODT's trainer),
     the config fields whose value differs between the presets."""
@@ -453,7 +443,7 @@ def preset_differences(dataset: str = "hopper-medium") -> list[list[str]]:
               "dt": lambda p: dt_config(dataset, p)}
     rows = []
     for protocol, make in makers.items():
-        flat = {p: _flat(to_dict(make(p))) for p in ("paper", "cpu", "smoke")}
+        flat = {p: rec.flat_fields(to_dict(make(p))) for p in ("paper", "cpu", "smoke")}
         for field in flat["paper"]:
             vals = [flat[p][field] for p in ("paper", "cpu", "smoke")]
             if any(not _same(v, vals[0]) for v in vals[1:]):
