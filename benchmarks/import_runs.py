@@ -43,11 +43,13 @@ class Imported:
 
 
 def machine_of(run_dir: Path) -> dict:
-    """What of a run's first attempt decides its numerics: versions, CPU count, CUDA."""
+    """What of a run's first attempt decides its numerics: versions, CPU count, CUDA, and the CPU
+    model where the record names it (records from before session 24 do not)."""
     first = (rec.read_attempts(run_dir) or [{}])[0]
     versions = first.get("versions") or {}
-    return {"torch": versions.get("torch"), "python": versions.get("python"), "numpy": versions.get("numpy"),
-            "cpu_count": first.get("cpu_count"), "cuda": first.get("cuda")}
+    machine = {"torch": versions.get("torch"), "python": versions.get("python"), "numpy": versions.get("numpy"),
+               "cpu_count": first.get("cpu_count"), "cuda": first.get("cuda")}
+    return {**machine, **({"cpu_model": first["cpu_model"]} if first.get("cpu_model") else {})}
 
 
 def describe_difference(theirs: dict, ours: list[dict]) -> str:

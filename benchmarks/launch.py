@@ -449,12 +449,39 @@ def forgeable(name: str) -> bool:
 
 def make_datasets(names: Sequence[str], progress: bool = True, say: Callable[[str], None] = print) -> None:
     """Make datasets with the forge, one after the other (its progress bars and messages); an
-    invalid file of the forge's own is rebuilt."""
-    from benchmarks.datasets.forge import expected_work, forge_config, make
+    invalid file of the forge's own is rebuilt.
+
+    Each is made by ``python -m benchmarks.datasets make`` in a child process: the forge pins
+    its math settings (``benchmarks.datasets.portable_math``) for the whole process, and they
+    must not reach this one or the runs it launches."""
+    from benchmarks.datasets.forge import expected_work
     from benchmarks.datasets.loading import find_dataset
     for i, name in enumerate(names, 1):
         say(f"making dataset {name} ({i}/{len(names)}): the forge {expected_work(name)}")
-        make(name, forge_config(name), force=find_dataset(name) is not None, progress=progress)
+        argv = [sys.executable, "-m", "benchmarks.datasets", "make", name]
+        argv += ["--force"] if find_dataset(name) is not None else []
+        argv += [] if progress else ["--quiet"]
+        forge_in_child(name, argv)
+
+
+def forge_in_child(name: str, argv: list[str]) -> None:
+    """Run the forge's command; its exit code becomes the exception ``make`` would have raised
+    (1 ForgeError; 2 DatasetUnavailable: a usage, configuration or availability error; 130
+    ForgeStopped: the forge checkpointed first)."""
+    from benchmarks.datasets.forge_base import ForgeError, ForgeStopped
+    from benchmarks.datasets.registry import DatasetUnavailable
+    child = subprocess.Popen(argv)
+    try:
+        code = child.wait()
+    except KeyboardInterrupt:  # Ctrl-C reached the child too: let it checkpoint and exit
+        code = child.wait()
+    if code == 130:
+        raise ForgeStopped(f"[forge] making {name} was interrupted after a checkpoint; run the same command "
+                           "again to resume")
+    if code == 2:
+        raise DatasetUnavailable(f"the forge refused to make {name} (its message is above)")
+    if code != 0:
+        raise ForgeError(f"the forge could not make {name} (exit code {code}; its message is above)")
 
 
 # ---------------------------------------------------------------------------------------------

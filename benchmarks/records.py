@@ -161,8 +161,13 @@ def code_version() -> dict[str, Any]:
 
 
 def environment() -> dict[str, Any]:
+    """The machine and software a run attempt ran on. ``cpu_model`` and ``cpu_capability`` (the
+    kernel level PyTorch dispatches to) say where bit-identity can be expected: results are
+    bit-identical within one CPU model, thread count and set of versions, not across CPU models."""
     import gymnasium
     import torch
+
+    from benchmarks.datasets.portable_math import cpu_model
     versions = {"python": platform.python_version(), "numpy": np.__version__,
                 "torch": torch.__version__, "gymnasium": gymnasium.__version__}
     try:
@@ -172,7 +177,8 @@ def environment() -> dict[str, Any]:
         pass
     return {
         **code_version(), "versions": versions, "host": socket.gethostname(),
-        "platform": platform.platform(), "cpu_count": os.cpu_count(),
+        "platform": platform.platform(), "cpu_count": os.cpu_count(), "cpu_model": cpu_model(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "torch_threads": torch.get_num_threads(), "cuda": torch.cuda.is_available(),
         "argv": sys.argv, "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -52,6 +52,9 @@ def test_medium_and_replay_files_and_cards(forged):
     replay = json.loads(card_path("hopper-medium-replay", root).read_text())
     assert replay["steps_in_file"] == replay["sac_steps"] == 200  # reached at the first evaluation
     assert card_path("hopper-medium", root).with_suffix("").with_suffix(".card.md").exists()
+    # where SAC trained and under which math settings: the replay file is only as portable as SAC
+    assert {"cpu_model", "machine", "MKL_CBWR", "aten_cpu_capability", "torch"} <= replay["sac_math"].keys()
+    assert card["sac_math"] == replay["sac_math"]
 
 
 def test_loader_reads_back_what_the_forge_wrote(forged):

@@ -22,7 +22,8 @@ from benchmarks import run as run_cli
 from benchmarks import tables
 from benchmarks.datasets.__main__ import main as datasets_cli
 from benchmarks.datasets.d4rl_io import to_arrays, write_d4rl
-from benchmarks.datasets.forge_base import ForgeError
+from benchmarks.datasets.forge_base import ForgeError, ForgeStopped
+from benchmarks.datasets.registry import DatasetUnavailable
 from benchmarks.experiments import RunSpec
 from benchmarks.launch import LaunchInterrupted, LaunchOptions, LaunchReport, launch, with_overrides
 from benchmarks.methods import method_config
@@ -86,30 +87,35 @@ def test_a_small_plan_with_missing_data_names_only_its_datasets(tmp_path, data_d
 
 
 def test_make_datasets_forges_the_missing_ones_then_launches(tmp_path, data_dir, launches, capsys, monkeypatch):
-    import benchmarks.datasets.forge as forge
     made = []
-    monkeypatch.setattr(forge, "make", lambda name, fc, root=None, force=False, progress=True:
-                        made.append((name, fc.name, force)) or {})
+    monkeypatch.setattr(launch_mod, "forge_in_child", lambda name, argv: made.append((name, argv[1:])))
     assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--make-datasets") == 0
     out = capsys.readouterr().out
-    assert made == [("hopper-medium", "hopper-medium", False)]
+    # the dataset CLI, in a process of its own (it pins the forge's math settings there), not --force
+    assert [(name, argv[:4]) for name, argv in made] == [
+        ("hopper-medium", ["-m", "benchmarks.datasets", "make", "hopper-medium"])]
+    assert "--force" not in made[0][1]
     assert "making dataset hopper-medium (1/1): the forge" in out
     assert len(launches) == 1 and {s.dataset for s in launches[0]} == {"hopper-medium"}
 
 
 def test_a_dataset_the_forge_cannot_make_fails_before_any_run(tmp_path, data_dir, launches, capsys, monkeypatch):
-    import benchmarks.datasets.forge as forge
-
-    def fails(name, fc, root=None, force=False, progress=True):
+    def fails(name, argv):
         raise ForgeError("SAC did not reach the medium level")
-    monkeypatch.setattr(forge, "make", fails)
+    monkeypatch.setattr(launch_mod, "forge_in_child", fails)
     assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--make-datasets") == 1
     assert "SAC did not reach" in capsys.readouterr().err and launches == []
 
 
+@pytest.mark.parametrize("code, error", [(1, ForgeError), (2, DatasetUnavailable), (130, ForgeStopped)])
+def test_the_forge_childs_exit_code_becomes_the_error_make_would_raise(code, error):
+    with pytest.raises(error, match="hopper-medium"):
+        launch_mod.forge_in_child("hopper-medium", [sys.executable, "-c", f"raise SystemExit({code})"])
+    launch_mod.forge_in_child("hopper-medium", [sys.executable, "-c", "pass"])  # 0: made
+
+
 def test_an_invalid_d4rl_file_is_reported_and_never_forged_over(tmp_path, data_dir, launches, capsys, monkeypatch):
-    import benchmarks.datasets.forge as forge
-    monkeypatch.setattr(forge, "make", lambda *a, **k: pytest.fail("the forge must not run"))
+    monkeypatch.setattr(launch_mod, "forge_in_child", lambda *a, **k: pytest.fail("the forge must not run"))
     bad = data_dir / "d4rl" / "hopper-medium-v2.hdf5"
     bad.parent.mkdir(parents=True)
     bad.write_bytes(np.random.default_rng(0).bytes(100))

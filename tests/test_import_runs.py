@@ -11,13 +11,14 @@ from benchmarks.import_runs import RECORD_FILES, import_runs, main
 
 
 def make_run(root: Path, run: str, *, status: str | None = "complete", score: float = 50.0, torch: str = "2.13.0+cpu",
-             cpu_count: int = 2, skip: tuple[str, ...] = ()) -> Path:
+             cpu_count: int = 2, skip: tuple[str, ...] = (), cpu_model: str | None = None) -> Path:
     d = root / "cpu" / "g_online" / run
     d.mkdir(parents=True)
     files = {
         "spec.json": {"run_id": run}, "config.json": {"seed": 20}, "provenance.json": {"content_sha256": "bd"},
         "environment.json": {"attempts": [{"versions": {"torch": torch, "python": "3.11.7", "numpy": "2.4.6"},
-                                           "cpu_count": cpu_count, "cuda": False}]},
+                                           "cpu_count": cpu_count, "cuda": False,
+                                           **({"cpu_model": cpu_model} if cpu_model else {})}]},
     }
     for name, obj in files.items():
         if name not in skip:
@@ -80,6 +81,17 @@ def test_another_machine_is_named_against_the_runs_already_in_the_experiment(tmp
     assert "torch 2.11.0+cu130 vs 2.13.0+cpu" in rows["far__s21"].detail
     assert "cpu_count 16 vs 2" in rows["far__s21"].detail
     assert rows["near__s22"].detail == ""
+
+
+def test_a_run_from_another_cpu_model_is_named_older_records_without_one_are_not(tmp_path):
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    make_run(dst, "local__s20", cpu_model="Xeon A")
+    make_run(src, "other__s21", cpu_model="EPYC B")
+    make_run(src, "same__s22", cpu_model="Xeon A")
+    make_run(src, "old__s23")  # a record from before session 24 names no CPU model
+    rows = {r.run.split("/")[-1]: r for r in import_runs(src, dst)}
+    assert rows["other__s21"].detail.endswith(": cpu_model EPYC B vs Xeon A")
+    assert rows["same__s22"].detail == "" and rows["old__s23"].detail == ""
 
 
 def test_dry_run_copies_nothing_and_bad_roots_are_refused(tmp_path, capsys):

@@ -135,3 +135,10 @@ def test_outside_git_the_code_version_is_unknown(tmp_path):
     v = rec.code_version_of(tmp_path / "not-a-checkout")
     assert v == {"git_sha": None, "git_dirty": None}
     assert sp.code_fingerprint_of(tmp_path, v) is None
+
+
+def test_an_attempts_environment_names_the_cpu_model_and_kernel_level():
+    """Bit-identity holds within one CPU model, not across: each attempt says which it ran on."""
+    env = rec.environment()
+    assert isinstance(env["cpu_model"], str) and env["cpu_model"]
+    assert isinstance(env["cpu_capability"], str) and env["cpu_capability"]

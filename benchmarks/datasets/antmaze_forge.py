@@ -79,6 +79,7 @@ from benchmarks.datasets.forge_base import (
     family_dir,
     load_first_actor,
 )
+from benchmarks.datasets.portable_math import math_settings
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
 from odt.checkpoint import CheckpointManager, atomic_write_bytes
 from odt.config import ConfigError, apply_overrides
@@ -375,7 +376,7 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
             "warm_start": next((r for r in curve if r.get("phase") == "warm start"), None),
             "seed": cfg.seed, "sac_config": asdict(agent.cfg), "sac_steps": agent.counters.online_samples,
             "sac_updates": agent.counters.updates, "sac_wall_time": agent.counters.wall_time,
-            "threshold_success": cfg.walker_threshold, "maze_evaluation": maze,
+            "sac_math": math_settings(), "threshold_success": cfg.walker_threshold, "maze_evaluation": maze,
         }
         buf = io.BytesIO()
         torch.save(record, buf)
@@ -485,6 +486,7 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
                       else "D4RL's start cell and goal cell every episode")),
         "policy_file": record["path"], "walker_sac_steps": record["sac_steps"],
         "walker_sac_wall_time_s": record.get("sac_wall_time"), "walker_sac_config": record["sac_config"],
+        "walker_sac_math": record.get("sac_math"),
         "data_notes": [
             "Episodes end when the evaluation goal is reached (terminal, reward 1) or after "
             f"{cfg.episode_steps} steps (timeout); D4RL's ran 1000 steps regardless of the goal, so its returns "

@@ -49,6 +49,7 @@ from benchmarks.datasets.forge_base import (  # the shared parts, also read from
     load_first_actor,
 )
 from benchmarks.datasets.loading import card_path, generated_path
+from benchmarks.datasets.portable_math import math_settings
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, get_spec
 from odt.checkpoint import CheckpointManager, atomic_write_bytes
 from odt.config import ConfigError, apply_overrides
@@ -125,7 +126,7 @@ def train_to_medium(spec: DatasetSpec, fc: ForgeConfig, root=None, progress: boo
             "action_low": agent.action_low, "action_high": agent.action_high,
             "env": spec.env_versions(), "seed": fc.seed, "sac_config": asdict(agent.cfg),
             "sac_steps": agent.counters.online_samples, "sac_updates": agent.counters.updates,
-            "sac_wall_time": agent.counters.wall_time, "threshold_score": fc.threshold,
+            "sac_wall_time": agent.counters.wall_time, "threshold_score": fc.threshold, "sac_math": math_settings(),
             "evaluation": {k: row[k] for k in ("return_mean", "return_std", "score_mean", "score_std", "returns")},
         }
         replay = agent.buffer.ordered()
@@ -151,7 +152,7 @@ def _save_replay(spec: DatasetSpec, fc: ForgeConfig, replay: dict, record: dict,
         "level": "medium-replay", "policy": "SAC replay buffer from the first step (uniform random warm-up "
         f"of {record['sac_config']['warmup_steps']} steps) to the step the policy reached the medium level",
         "sac_steps": record["sac_steps"], "sac_wall_time_s": record["sac_wall_time"],
-        "sac_config": record["sac_config"], "behaviour_policy_eval": record["evaluation"]})
+        "sac_config": record["sac_config"], "sac_math": record["sac_math"], "behaviour_policy_eval": record["evaluation"]})
 
 
 # ============================================================================ collection
@@ -247,7 +248,7 @@ def make(name: str, fc: ForgeConfig | None = None, root=None, force: bool = Fals
         "level": "medium", "policy": "SAC snapshot at the medium level, stochastic (sampled) actions",
         "policy_file": record["path"], "sac_steps": record["sac_steps"],
         "sac_wall_time_s": record.get("sac_wall_time"), "sac_config": record["sac_config"],
-        "behaviour_policy_eval": record["evaluation"],
+        "sac_math": record.get("sac_math"), "behaviour_policy_eval": record["evaluation"],
         "size": fc.size, "collect_wall_time_s": time.perf_counter() - t0})
 
 

@@ -159,6 +159,20 @@ def rewrite_card_markdown(name: str, root=None) -> Path:
     return _write_markdown(name, root, json.loads(path.read_text()))
 
 
+def _sac_math_lines(card: dict) -> list[str]:
+    """Where SAC trained and under which math settings (``portable_math``); a medium-replay
+    file from before them can be remade only on the CPU model that made it."""
+    math = card.get("sac_math") or card.get("walker_sac_math")
+    if math:
+        return [f"- SAC trained on {math.get('cpu_model')} ({math.get('machine')}), MKL_CBWR="
+                f"{math.get('MKL_CBWR')}, ATen kernels {math.get('aten_cpu_capability')}, torch {math.get('torch')}"]
+    if card.get("level") == "medium-replay":
+        return ["- SAC trained under the math libraries' default CPU dispatch (made before the forge pinned "
+                "it): this file is SAC's replay buffer and can be remade bit for bit only on the CPU model "
+                "that made it, which was not recorded"]
+    return []
+
+
 def card_markdown(card: dict, d4rl: D4RLStats | None) -> str:
     """The card as markdown; ``d4rl``: what is published about D4RL's dataset of the same name
     (``d4rl_stats.published_stats``), None if nothing is recorded."""
@@ -187,6 +201,7 @@ def card_markdown(card: dict, d4rl: D4RLStats | None) -> str:
         ev = card["behaviour_policy_eval"]
         lines.append(f"- behaviour policy (SAC after {card.get('sac_steps')} steps), deterministic evaluation: "
                      f"return {ev['return_mean']:.1f} +- {ev['return_std']:.1f}, normalized {ev['score_mean']:.1f}")
+    lines += _sac_math_lines(card)
     lines += ["", "## How the environment differs from D4RL's", ""] + [f"- {n}" for n in card["env_notes"]]
     lines += [""] + comparison_markdown(card, d4rl)
     lines += ["", f"sha256 of the hdf5: `{card['sha256']}`; created {card['created']}", ""]
