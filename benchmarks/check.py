@@ -54,6 +54,10 @@ and optional ``methods``/``datasets`` patterns; its yardstick never comes from t
   (the online phase did something).
 * ``not_degenerate``: not every score of the experiment is 0 (or the same number), and no two
   runs have identical (non-constant) lists of evaluation returns.
+* ``same_data``: every complete run of one dataset, whatever its method, trained on data with
+  the same content hash (``provenance.json``'s ``content_sha256``): a remade file that differs
+  (a medium-replay file is SAC's training history, see ``benchmarks/datasets/portable_math.py``)
+  must not mix into a row. Names the runs outside the largest group.
 * ``control``: where ``odt`` and ``odt-control`` (ODT whose rollouts never enter the buffer)
   both have runs of a dataset, the same seeds' final scores are not all identical: online data
   changed the result. Without control runs the rule reports a skip and passes.
@@ -574,6 +578,33 @@ def _control(rule: dict, runs: list[RunFiles]) -> list[Finding]:
     return out
 
 
+def _content(run: RunFiles) -> str | None:
+    c = run.provenance.get("content_sha256") if isinstance(run.provenance, dict) else None
+    return c if isinstance(c, str) and c else None
+
+
+def _same_data(rule: dict, runs: list[RunFiles]) -> list[Finding]:
+    """Every run of one dataset, whatever its method, trained on the same data (content hash)."""
+    by_dataset: dict[str, dict[str | None, list[RunFiles]]] = defaultdict(lambda: defaultdict(list))
+    for r in runs:
+        by_dataset[r.dataset][_content(r)].append(r)
+    out = []
+    for dataset, groups in sorted(by_dataset.items()):
+        unknown = groups.pop(None, [])
+        note = f" ({len(unknown)} without a content hash, not compared)" if unknown else ""
+        if len(groups) <= 1:
+            (content,) = groups or [None]
+            out.append(_ext(True, f"{dataset}: {sum(map(len, groups.values()))} runs on one data content "
+                                  f"{(content or '-')[:8]}{note}"))
+            continue
+        parts = sorted(groups.items(), key=lambda kv: -len(kv[1]))
+        detail = "; ".join(f"{c[:8]}: {len(rs)} run{'s' * (len(rs) != 1)}" + (f" ({', '.join(r.name for r in rs)})" if i else "")
+                           for i, (c, rs) in enumerate(parts))
+        out.append(_ext(False, f"{dataset}: runs trained on {len(groups)} different data contents, so one "
+                               f"row mixes datasets: {detail}{note}"))
+    return out
+
+
 EXTERNAL_KINDS: dict[str, Callable[[dict, list[RunFiles]], list[Finding]]] = {
     "beats_random": _beats_random,
     "dataset_card": _dataset_card,
@@ -581,6 +612,7 @@ EXTERNAL_KINDS: dict[str, Callable[[dict, list[RunFiles]], list[Finding]]] = {
     "online_phase": _online_phase,
     "not_degenerate": _not_degenerate,
     "control": _control,
+    "same_data": _same_data,
 }
 
 

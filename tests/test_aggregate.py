@@ -738,3 +738,25 @@ def test_a_figure_whose_selection_is_empty_is_skipped_not_crashed(tmp_path):
     written = {p.stem for p in plots.make_plots(root, tmp_path / "figs", ["smoke"],
                                                 names=["learning_curves", "odt_vs_control", "convergence"])}
     assert written == {"learning_curves"}
+
+
+def test_a_row_whose_runs_trained_on_different_data_contents_fails(tmp_path):
+    """A remade medium-replay file with other content is another dataset: its runs must not join
+    the row's cells (session 24: an odt-offline run on a remade hopper-medium-replay file)."""
+    root, rule = tmp_path / "r", {"kind": "same_data", "experiment": "table1"}
+    for method in ("odt", "odt-offline"):
+        for s in range(2):
+            real_run(root, method, "hopper-medium-replay", s, final=30.0 + s)
+    real_run(root, "dt", "hopper-medium", 0, final=40.0)
+    for d in root.glob("cpu/table1/*"):
+        p = json.loads((d / rec.PROVENANCE).read_text())
+        rec.write_json(d / rec.PROVENANCE, {**p, "content_sha256": "b1b0ee3f" + "0" * 56})
+    found = check.check(root, "cpu", {"external": [rule]})
+    assert all(f.ok for f in found) and any("4 runs on one data content b1b0ee3f" in f.text for f in found)
+
+    stray = next(root.glob("cpu/table1/odt-offline__hopper-medium-replay__*s1*"))
+    p = json.loads((stray / rec.PROVENANCE).read_text())
+    rec.write_json(stray / rec.PROVENANCE, {**p, "content_sha256": "556e4f3a" + "0" * 56})
+    bad = _external_failures(root, [rule])
+    assert len(bad) == 1 and "hopper-medium-replay" in bad[0] and "2 different data contents" in bad[0]
+    assert stray.name in bad[0] and "b1b0ee3f: 3 runs" in bad[0]
