@@ -32,6 +32,7 @@ from benchmarks.launch import (
     LaunchInterrupted,
     LaunchOptions,
     check_configs,
+    data_content_conflicts,
     dataset_problems,
     default_preset,
     estimate,
@@ -177,19 +178,28 @@ def _run(args: argparse.Namespace) -> int:
     if todo and preset == "paper" and kind != "slurm" and not gpu:
         print("note: the paper preset is sized for GPUs; on a CPU try --preset cpu or --preset smoke")
     problems = dataset_problems([s for s in todo if _available(s.dataset)])
+    conflicts = data_content_conflicts(args.results, [s for s in todo if _available(s.dataset)
+                                                      and s.dataset not in problems])
     if args.dry_run:
         for s in specs:
             print(f"  {status[s.run_id]:9s} {rec.run_dir(args.results, s)}")
         if problems:
             print(_datasets_message(problems, args.make_datasets))
+        for name, why in conflicts.items():
+            print(f"{name}: {why}")
         return 0
-    refusals = _refusals(args, kind, wall, problems)
+    refusals = _refusals(args, kind, wall, problems) + [f"error: {n}: {why}" for n, why in conflicts.items()]
     for text in refusals:
         _err(text)
     if refusals:
         return 2
     if problems and not _make(sorted(problems), args.quiet):
         return 1
+    made = data_content_conflicts(args.results, [s for s in todo if s.dataset in problems])
+    for name, why in made.items():  # a file just made can differ from the one earlier runs used
+        _err(f"error: {name}: {why}")
+    if made:
+        return 2
     return _launch(args, preset, specs, todo, opts)
 
 

@@ -114,6 +114,32 @@ def test_the_forge_childs_exit_code_becomes_the_error_make_would_raise(code, err
     launch_mod.forge_in_child("hopper-medium", [sys.executable, "-c", "pass"])  # 0: made
 
 
+def _complete_run_on(root: Path, dataset: str, content: str) -> Path:
+    d = root / "cpu" / "table1" / f"odt__{dataset}__default__s7__earlier"
+    d.mkdir(parents=True)
+    rec.write_json(d / rec.SPEC, {"dataset": dataset, "method": "odt", "seed": 7})
+    rec.write_json(d / rec.PROVENANCE, {"name": dataset, "content_sha256": content})
+    rec.write_json(d / rec.RECORD, {"status": "complete", "final_score": 50.0})
+    return d
+
+
+def test_a_file_with_other_data_than_the_rows_complete_runs_is_refused(tmp_path, data_dir, launches, hopper_random,
+                                                                       capsys):
+    """Session 24: a remade medium-replay file (SAC's history differs by CPU) held other data than
+    the row's runs had used, and a run started on it. Now nothing starts; the message says why."""
+    from benchmarks.datasets.loading import load_dataset
+    _hopper_file(data_dir / "d4rl" / "hopper-medium-v2.hdf5", hopper_random)
+    earlier = _complete_run_on(tmp_path / "r", "hopper-medium", "b1b0ee3f" + "0" * 56)
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1") == 2
+    err = capsys.readouterr().err
+    assert "hopper-medium: the file on disk holds other data" in err and "b1b0ee3f" in err
+    assert "1 complete table1 run(s)" in err and launches == []
+    on_disk = load_dataset("hopper-medium").provenance["content_sha256"]
+    rec.write_json(earlier / rec.PROVENANCE, {"name": "hopper-medium", "content_sha256": on_disk})
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1") == 0  # the same data
+    assert len(launches) == 1
+
+
 def test_an_invalid_d4rl_file_is_reported_and_never_forged_over(tmp_path, data_dir, launches, capsys, monkeypatch):
     monkeypatch.setattr(launch_mod, "forge_in_child", lambda *a, **k: pytest.fail("the forge must not run"))
     bad = data_dir / "d4rl" / "hopper-medium-v2.hdf5"
