@@ -259,6 +259,12 @@ class RunFiles:
         v = self.record.get(metric)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
 
+    @property
+    def data_content(self) -> str | None:
+        """The content hash of the data the run trained on (``provenance.json``), None if unrecorded."""
+        c = self.provenance.get("content_sha256") if isinstance(self.provenance, dict) else None
+        return c if isinstance(c, str) and c else None
+
 
 def _read_optional(path: Path):
     try:
@@ -578,24 +584,18 @@ def _control(rule: dict, runs: list[RunFiles]) -> list[Finding]:
     return out
 
 
-def _content(run: RunFiles) -> str | None:
-    c = run.provenance.get("content_sha256") if isinstance(run.provenance, dict) else None
-    return c if isinstance(c, str) and c else None
-
-
 def _same_data(rule: dict, runs: list[RunFiles]) -> list[Finding]:
     """Every run of one dataset, whatever its method, trained on the same data (content hash)."""
     by_dataset: dict[str, dict[str | None, list[RunFiles]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
-        by_dataset[r.dataset][_content(r)].append(r)
+        by_dataset[r.dataset][r.data_content].append(r)
     out = []
     for dataset, groups in sorted(by_dataset.items()):
         unknown = groups.pop(None, [])
         note = f" ({len(unknown)} without a content hash, not compared)" if unknown else ""
         if len(groups) <= 1:
-            (content,) = groups or [None]
-            out.append(_ext(True, f"{dataset}: {sum(map(len, groups.values()))} runs on one data content "
-                                  f"{(content or '-')[:8]}{note}"))
+            content, same = next(iter(groups.items()), ("-", []))
+            out.append(_ext(True, f"{dataset}: {len(same)} runs on one data content {content[:8]}{note}"))
             continue
         parts = sorted(groups.items(), key=lambda kv: -len(kv[1]))
         detail = "; ".join(f"{c[:8]}: {len(rs)} run{'s' * (len(rs) != 1)}" + (f" ({', '.join(r.name for r in rs)})" if i else "")

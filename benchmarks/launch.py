@@ -440,42 +440,26 @@ def data_content_conflicts(root: Path | str, specs: Sequence[RunSpec]) -> dict[s
     """Dataset name -> why the runs about to start would train on other data than the complete
     runs of their experiment already in ``root`` did (the file on disk holds another content
     hash: a remade medium-replay file is another dataset, see ``benchmarks.datasets.portable_math``);
-    empty when they agree or there is nothing to compare. Full-size data only."""
+    empty when they agree or there is nothing to compare. Full-size data only. The runs are read
+    as ``benchmarks.check``'s ``same_data`` rule reads them."""
+    from benchmarks.check import load_run_files
     from benchmarks.datasets.loading import load_dataset
     from benchmarks.methods import dataset_size
     out = {}
     for preset, experiment, name in sorted({(s.preset, s.experiment, s.dataset) for s in specs
                                             if dataset_size(s.preset) == "full"}):
-        done = _contents_of_complete_runs(root, preset, experiment, name)
+        done = [r.data_content for r in load_run_files(root, preset, experiment)
+                if r.dataset == name and r.data_content is not None]
         if not done:
             continue
         on_disk = load_dataset(name).provenance.get("content_sha256")
         if on_disk is None or on_disk in done:
             continue
-        runs = sum(done.values())
-        out[name] = (f"the file on disk holds other data (content {on_disk[:8]}) than the {runs} complete "
-                     f"{experiment} run(s) of it trained on ({', '.join(c[:8] for c in sorted(done))}): a run "
-                     f"started now would put two datasets in one row. Remake the file those runs used, or move "
-                     f"those runs under results/archive/ to start the row again on this file")
+        out[name] = (f"the file on disk holds other data (content {on_disk[:8]}) than the {len(done)} complete "
+                     f"{experiment} run(s) of it trained on ({', '.join(c[:8] for c in sorted(set(done)))}): a "
+                     f"run started now would put two datasets in one row. Remake the file those runs used, or "
+                     f"move those runs under results/archive/ to start the row again on this file")
     return out
-
-
-def _contents_of_complete_runs(root: Path | str, preset: str, experiment: str, dataset: str) -> dict[str, int]:
-    """Data content hash -> how many complete runs of ``dataset`` in the experiment trained on it."""
-    counts: dict[str, int] = {}
-    for directory in rec.iter_run_dirs(root, preset, experiment):
-        record = rec.read_record(directory)
-        if not record or record.get("status") != "complete":
-            continue
-        try:
-            if rec.read_json(directory / rec.SPEC).get("dataset") != dataset:
-                continue
-            content = rec.read_json(directory / rec.PROVENANCE).get("content_sha256")
-        except (OSError, ValueError):
-            continue  # an unreadable record is benchmarks.check's to report
-        if isinstance(content, str):
-            counts[content] = counts.get(content, 0) + 1
-    return counts
 
 
 def forgeable(name: str) -> bool:
