@@ -6,8 +6,8 @@ go out as one job array (``slurm_array_parallelism`` caps how many run at once);
 submitit's LocalExecutor starts one process per job and this module keeps at most
 ``parallel`` of them alive (LocalExecutor has no cap of its own). Finished, failed and running
 jobs are shown as counts on one progress bar; a failed job is reported with its log path and
-does not stop the others. Ctrl-C cancels the running jobs and raises :class:`LaunchInterrupted`
-naming them (each resumes from its checkpoints at the next launch); the local executor's helper
+does not stop the others. Ctrl-C, or SIGTERM to the launcher, cancels the running jobs and
+raises :class:`LaunchInterrupted` naming them (each resumes from its checkpoints at the next launch); the local executor's helper
 processes, which get the terminal's Ctrl-C too, write their stderr to ``_logs/`` instead of the
 terminal.
 
@@ -27,8 +27,10 @@ import dataclasses
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -186,6 +188,25 @@ def _stderr_to(path: Path, active: bool = True):
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM to the launcher (``kill <pid>``, a batch system's stop) acts as Ctrl-C: the launch
+    cancels its running jobs, which checkpoint and exit. By default SIGTERM ended the launcher
+    alone and its local job processes ran on, unseen. Only in the main thread (where Python lets
+    a handler be set); the previous handler comes back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @dataclass
@@ -356,46 +377,47 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
         bar.write(f"FAILED to submit {len(group)} run(s): {error}")
         show()
 
-    try:
-        for (preset, experiment), group in groups.items():
-            folder = rec.logs_dir(root, preset, experiment)
-            try:
-                executor = make_executor(kind, folder, opts, name=f"odt-{experiment}")
-            except Exception as exc:  # e.g. slurm asked for on a machine without srun
-                submission_failed(group, exc, folder)
-                continue
-            if kind == "slurm":  # one job array per experiment
+    with _terminate_as_interrupt():
+        try:
+            for (preset, experiment), group in groups.items():
+                folder = rec.logs_dir(root, preset, experiment)
                 try:
-                    jobs = executor.map_array(RunJob(opts.reuse_pretraining), group, [str(root)] * len(group), [threads] * len(group),
-                                              [opts.loggers] * len(group))
-                except Exception as exc:  # sbatch refused (no controller, bad partition, ...)
+                    executor = make_executor(kind, folder, opts, name=f"odt-{experiment}")
+                except Exception as exc:  # e.g. slurm asked for on a machine without srun
                     submission_failed(group, exc, folder)
                     continue
-                running.extend(zip(group, jobs, strict=True))
-                show()
-                continue
-            for spec in group:
-                while len(running) >= (1 if kind == "debug" else opts.parallel):
-                    collect(block=(kind == "debug"))
-                    if len(running) >= opts.parallel:
-                        time.sleep(opts.poll_s)
-                try:
-                    with _stderr_to(folder / CONTROLLER_LOG, kind == "local"):
-                        running.append((spec, executor.submit(RunJob(opts.reuse_pretraining), spec, str(root), threads, opts.loggers)))
-                except Exception as exc:
-                    submission_failed([spec], exc, folder)
-                show()
-        while running:
-            collect(block=(kind == "debug"))
-            if running:
-                time.sleep(opts.poll_s)
-    except KeyboardInterrupt:
-        for _, job in running:
-            if kind != "debug":
-                job.cancel(check=False)
-        raise LaunchInterrupted([spec.run_id for spec, _ in running]) from None
-    finally:
-        bar.close()
+                if kind == "slurm":  # one job array per experiment
+                    try:
+                        jobs = executor.map_array(RunJob(opts.reuse_pretraining), group, [str(root)] * len(group), [threads] * len(group),
+                                                  [opts.loggers] * len(group))
+                    except Exception as exc:  # sbatch refused (no controller, bad partition, ...)
+                        submission_failed(group, exc, folder)
+                        continue
+                    running.extend(zip(group, jobs, strict=True))
+                    show()
+                    continue
+                for spec in group:
+                    while len(running) >= (1 if kind == "debug" else opts.parallel):
+                        collect(block=(kind == "debug"))
+                        if len(running) >= opts.parallel:
+                            time.sleep(opts.poll_s)
+                    try:
+                        with _stderr_to(folder / CONTROLLER_LOG, kind == "local"):
+                            running.append((spec, executor.submit(RunJob(opts.reuse_pretraining), spec, str(root), threads, opts.loggers)))
+                    except Exception as exc:
+                        submission_failed([spec], exc, folder)
+                    show()
+            while running:
+                collect(block=(kind == "debug"))
+                if running:
+                    time.sleep(opts.poll_s)
+        except KeyboardInterrupt:
+            for _, job in running:
+                if kind != "debug":
+                    job.cancel(check=False)
+            raise LaunchInterrupted([spec.run_id for spec, _ in running]) from None
+        finally:
+            bar.close()
     return report
 
 

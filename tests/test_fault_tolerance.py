@@ -272,3 +272,61 @@ def test_bad_input_is_named_and_leaves_the_results_tree_untouched(tmp_path, refe
     assert run_cli.main([*argv, "--results", str(root), "--tables-dir", str(tmp_path / "t")]) == 2
     assert needle in capsys.readouterr().err
     assert _snapshot(root) == before and not (tmp_path / "t").exists()
+
+
+# ----- stopping the launcher ------------------------------------------------------------------
+def test_sigterm_inside_a_launch_acts_as_ctrl_c_and_the_old_handler_comes_back():
+    from benchmarks.launch import _terminate_as_interrupt
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt), _terminate_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises at the next bytecode; never reached
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def _launcher(spec: RunSpec, root: str) -> None:
+    from benchmarks.launch import LaunchInterrupted, LaunchOptions, launch
+
+    try:
+        launch([spec], root, LaunchOptions(executor="local", parallel=1, threads=1, poll_s=0.05),
+               progress=False)
+    except LaunchInterrupted:
+        os._exit(3)
+    os._exit(0)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def test_sigterm_to_the_launcher_stops_its_local_job_process(tmp_path, reference):
+    """``kill <launcher pid>`` used to end the launcher alone: its local job ran on to the end."""
+    spec = RunSpec(experiment="faults", method="odt", dataset="hopper-medium", seed=5, preset="smoke",
+                   overrides=(("pretrain_updates", 4000), ("checkpoint_every_updates", 4)))
+    launcher = FORK.Process(target=_launcher, args=(spec, str(tmp_path)))
+    launcher.start()
+    ckpt_dir = rec.run_dir(tmp_path, spec) / rec.CHECKPOINTS
+    deadline = time.monotonic() + 120
+    while not list(ckpt_dir.glob("ckpt-*.sha256")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(ckpt_dir.glob("ckpt-*.sha256")), "the local job never checkpointed"
+    jobs = [int(p.name.split("_")[0]) for p in rec.logs_dir(tmp_path, "smoke", "faults").glob("*_0_log.out")]
+    assert len(jobs) == 1
+    os.kill(launcher.pid, signal.SIGTERM)
+    launcher.join(60)
+    try:
+        assert launcher.exitcode == 3  # LaunchInterrupted, not killed by the signal
+        deadline = time.monotonic() + 60
+        while not _gone(jobs[0]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(jobs[0]), "the job process outlived its launcher"
+    finally:  # a failing test leaves no orphan behind
+        if not _gone(jobs[0]):
+            os.kill(jobs[0], signal.SIGKILL)
+    record = rec.read_record(rec.run_dir(tmp_path, spec))
+    assert record is None or record["status"] not in ("complete", "failed")
