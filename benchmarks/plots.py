@@ -38,6 +38,7 @@ EVAL_PHASES = ("pretrain", "online")
 BAND = ("ci", 95)
 BOOT = dict(n_boot=200, seed=0)
 CURVE_BAND = " (line: mean over seeds; band: its 95% bootstrap interval)"
+FINAL_BARS = " (point: mean over seeds; bar: its 95% bootstrap interval; faint dots: one seed each)"
 
 
 @dataclass(frozen=True)
@@ -354,24 +355,24 @@ FIGURES = [
            draw_control, (10, 4), select=control_runs),
     Figure("buffer_size", "buffer_size", "Protocol PROTOCOL-buffer-cpu.md: what online data adds at three buffer sizes (hopper-medium)", draw_buffer_size, (11, 4)),
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
-    Figure("dt_sizing", "dt_sizing", "Tuning (seeds 100-101): DT's score against its updates at three AdamW rates",
+    Figure("dt_sizing", "dt_sizing", "Tuning (seeds 100-101): DT's score against its updates at three AdamW rates" + CURVE_BAND,
            draw_variant_curves_by_updates, (14, 3.5)),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda",
            draw_convergence, (14, 3.5), select=convergence_runs),
-    Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)", draw_stoch, (10, 4)),
+    Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)" + CURVE_BAND, draw_stoch, (10, 4)),
     Figure("g_eval", "g_eval", "Fig. 3 / 5 (L): return against g_eval", draw_g_eval, (10, 4)),
-    Figure("g_online", "g_online", "Fig. 5 (R): final return against g_online", draw_variant_final),
-    Figure("g_online_curves", "g_online", "g_online: learning curves", draw_variant_curves),
-    Figure("curriculum", "curriculum", "Fig. 6: curriculum exploration RTG vs fixed g_online", draw_curriculum, (10, 4)),
-    Figure("hindsight", "hindsight", "Fig. 7: hindsight return relabeling on / off", draw_variant_curves),
-    Figure("buffer_init", "buffer_init", "Fig. 8: replay buffer initialisation, top-N vs random", draw_variant_curves_by_dataset, (14, 3.5)),
-    Figure("eval_context", "eval_context", "Fig. 9: evaluation context length 1 vs 5 (ant-medium-replay)", draw_grid_final, (9, 4)),
-    Figure("pos_embedding", "pos_embedding", "Fig. 10: positional embedding on / off (walker2d-medium)", draw_grid_final, (9, 4)),
-    Figure("lambda", "lambda", "Fig. 12: entropy and lambda from several initial lambdas", draw_lambda, (10, 4)),
-    Figure("sampling", "sampling", "Appendix F: sampling by length vs by return", draw_variant_curves),
+    Figure("g_online", "g_online", "Fig. 5 (R): final return against g_online" + FINAL_BARS, draw_variant_final),
+    Figure("g_online_curves", "g_online", "g_online: learning curves" + CURVE_BAND, draw_variant_curves),
+    Figure("curriculum", "curriculum", "Fig. 6: curriculum exploration RTG vs fixed g_online" + CURVE_BAND, draw_curriculum, (10, 4)),
+    Figure("hindsight", "hindsight", "Fig. 7: hindsight return relabeling on / off" + CURVE_BAND, draw_variant_curves),
+    Figure("buffer_init", "buffer_init", "Fig. 8: replay buffer initialisation, top-N vs random" + CURVE_BAND, draw_variant_curves_by_dataset, (14, 3.5)),
+    Figure("eval_context", "eval_context", "Fig. 9: evaluation context length 1 vs 5 (ant-medium-replay)" + FINAL_BARS, draw_grid_final, (9, 4)),
+    Figure("pos_embedding", "pos_embedding", "Fig. 10: positional embedding on / off (walker2d-medium)" + FINAL_BARS, draw_grid_final, (9, 4)),
+    Figure("lambda", "lambda", "Fig. 12: entropy and lambda from several initial lambdas" + CURVE_BAND, draw_lambda, (10, 4)),
+    Figure("sampling", "sampling", "Appendix F: sampling by length vs by return" + CURVE_BAND, draw_variant_curves),
     Figure("stability", "table1", "Fig. 11: stability of ODT, IQL and SAC (hopper-medium, Table 1's runs)",
            draw_stability, select=stability_runs),
-    Figure("table_rtg", "table_rtg", "Appendix D: g_online = 2g* vs g*", draw_table_rtg, (12, 4)),
+    Figure("table_rtg", "table_rtg", "Appendix D: g_online = 2g* vs g*" + FINAL_BARS, draw_table_rtg, (12, 4)),
 ]
 
 
