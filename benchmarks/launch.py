@@ -209,6 +209,18 @@ def _terminate_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _stop(job: Any, kind: str) -> None:
+    """Stop a running job so that it checkpoints and exits. Local: SIGTERM to its submitit
+    controller (whose pid is the job id), which forwards it to the run; submitit's own cancel
+    sends SIGINT, which a launch started in the background (``&``, ``nohup``) ignores, and its
+    jobs with it: they ran on. Slurm: scancel. Debug runs in this process: nothing to stop."""
+    if kind == "local":
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(job.job_id), signal.SIGTERM)
+    elif kind != "debug":
+        job.cancel(check=False)
+
+
 @dataclass
 class Failure:
     run_id: str
@@ -413,8 +425,7 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                     time.sleep(opts.poll_s)
         except KeyboardInterrupt:
             for _, job in running:
-                if kind != "debug":
-                    job.cancel(check=False)
+                _stop(job, kind)
             raise LaunchInterrupted([spec.run_id for spec, _ in running]) from None
         finally:
             bar.close()

@@ -285,15 +285,28 @@ def test_sigterm_inside_a_launch_acts_as_ctrl_c_and_the_old_handler_comes_back()
     assert signal.getsignal(signal.SIGTERM) is before
 
 
-def _launcher(spec: RunSpec, root: str) -> None:
+def _launcher(spec: RunSpec, root: str, sigint: object) -> None:
     from benchmarks.launch import LaunchInterrupted, LaunchOptions, launch
 
+    signal.signal(signal.SIGINT, sigint)  # SIG_IGN: as in a launch started with `&` or nohup
     try:
         launch([spec], root, LaunchOptions(executor="local", parallel=1, threads=1, poll_s=0.05),
                progress=False)
     except LaunchInterrupted:
         os._exit(3)
     os._exit(0)
+
+
+def _processes_naming(path: Path) -> list[int]:
+    """Live processes whose command line names ``path`` (submitit's take their logs folder)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if str(path).encode() in (proc / "cmdline").read_bytes() and not _gone(int(proc.name)):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
 
 
 def _gone(pid: int) -> bool:
@@ -304,11 +317,14 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def test_sigterm_to_the_launcher_stops_its_local_job_process(tmp_path, reference):
-    """``kill <launcher pid>`` used to end the launcher alone: its local job ran on to the end."""
+@pytest.mark.parametrize("sigint", [signal.default_int_handler, signal.SIG_IGN], ids=["foreground", "background"])
+def test_sigterm_to_the_launcher_stops_its_local_job_process(tmp_path, reference, sigint):
+    """``kill <launcher pid>`` used to end the launcher alone: its local job ran on to the end.
+    In a launch started in the background SIGINT is ignored, so submitit's cancel (SIGINT) did not
+    stop the job either."""
     spec = RunSpec(experiment="faults", method="odt", dataset="hopper-medium", seed=5, preset="smoke",
                    overrides=(("pretrain_updates", 4000), ("checkpoint_every_updates", 4)))
-    launcher = FORK.Process(target=_launcher, args=(spec, str(tmp_path)))
+    launcher = FORK.Process(target=_launcher, args=(spec, str(tmp_path), sigint))
     launcher.start()
     ckpt_dir = rec.run_dir(tmp_path, spec) / rec.CHECKPOINTS
     deadline = time.monotonic() + 120
@@ -325,8 +341,12 @@ def test_sigterm_to_the_launcher_stops_its_local_job_process(tmp_path, reference
         while not _gone(jobs[0]) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _gone(jobs[0]), "the job process outlived its launcher"
-    finally:  # a failing test leaves no orphan behind
-        if not _gone(jobs[0]):
-            os.kill(jobs[0], signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while _processes_naming(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _processes_naming(tmp_path), "the run outlived its launcher"
+    finally:  # a failing test leaves no orphan behind (the controller and the run it started)
+        for pid in _processes_naming(tmp_path):
+            os.kill(pid, signal.SIGKILL)
     record = rec.read_record(rec.run_dir(tmp_path, spec))
     assert record is None or record["status"] not in ("complete", "failed")
