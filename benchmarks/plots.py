@@ -68,14 +68,17 @@ def common_end(df: pd.DataFrame, x: str) -> float:
 
 
 def on_grid(df: pd.DataFrame, x: str, y: str, by: list[str], points: int = 40,
-            common: bool = False) -> pd.DataFrame:
+            common: bool = False, common_start: bool = False) -> pd.DataFrame:
     """Each run's (x, y) curve interpolated onto one grid of x, so runs can be averaged;
-    ``common``: the grid ends where the first complete run ends, so every point averages every run."""
+    ``common``: the grid ends where the first complete run ends, so every point averages every run;
+    ``common_start``: it starts where the last run starts (runs whose first row comes at
+    different x, as the exploration RTG does online, would make the mean jump as each enters)."""
     df = df.dropna(subset=[x, y])
     if df.empty:
         return pd.DataFrame(columns=[*by, "run_id", x, y])
     # each run is drawn from its own first evaluation (no flat extrapolation before it) to its last
-    grid = np.linspace(float(df[x].min()), common_end(df, x) if common else float(df[x].max()), points)
+    start = float(df.groupby("run_id")[x].min().max()) if common_start else float(df[x].min())
+    grid = np.linspace(start, common_end(df, x) if common else float(df[x].max()), points)
     out = []
     for keys, g in df.groupby([*by, "run_id"], sort=True):
         # one value per x: the latest evaluation there (pretraining's rows all sit at 0 online samples,
@@ -263,7 +266,7 @@ def draw_table_rtg(df, fig):
 
 
 def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: str | None = None,
-                   log_y: tuple = ()) -> pd.DataFrame:
+                   log_y: tuple = (), common_start: tuple = ()) -> pd.DataFrame:
     """One panel per metric (columns of ``e`` missing are left empty): variants' curves against ``x``."""
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     parts = []
@@ -272,7 +275,7 @@ def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: 
             continue
         # the grid ends where the first run ends: runs that stop at different x would make the
         # mean jump at the end as they drop out
-        d = on_grid(e, x, c, ["variant"], common=True)
+        d = on_grid(e, x, c, ["variant"], common=True, common_start=c in common_start)
         sns.lineplot(d, x=x, y=c, hue="variant", hue_order=_order(d["variant"]), errorbar=BAND, ax=ax, **BOOT)
         ax.set_title((titles or {}).get(c, c))
         ax.set_ylabel((titles or {}).get(c, c))
@@ -289,12 +292,14 @@ def draw_lambda(df, fig):
 
 
 def draw_curriculum(df, fig):
-    """Fig. 6: the exploration RTG each variant conditioned on (left) and the return (right)."""
+    """Fig. 6: the exploration RTG each variant conditioned on (left: logged from the first online
+    evaluation, so drawn from where every run has one) and the return (right: from the end of
+    pretraining at 0 online samples)."""
     e = evals(df)
-    e = e[e["phase"] == "online"] if "phase" in e else e
     cols = [c for c in ("exploration_rtg", _y(e)) if c in e and e[c].notna().any()]
     return _metric_panels(fig, e, "online_samples", cols, xlabel="online samples",
-                          titles={"exploration_rtg": "exploration RTG", "score_mean": "normalized return"})
+                          titles={"exploration_rtg": "exploration RTG", "score_mean": "normalized return"},
+                          common_start=("exploration_rtg",))
 
 
 def control_runs(df: pd.DataFrame) -> pd.DataFrame:

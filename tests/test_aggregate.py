@@ -622,6 +622,17 @@ def test_on_grid_does_not_extrapolate_before_a_runs_first_evaluation():
     assert list(g[g.run_id == "a"].updates) == [0, 1000, 2000] and list(g[g.run_id == "b"].updates) == [1000, 2000]
 
 
+def test_on_grid_common_start_begins_where_every_run_has_begun():
+    # the curriculum's exploration RTG is first logged at each run's first online evaluation
+    # (1000 and 1800 samples here): averaged from 1000, the mean would jump when b enters at 1800
+    df = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "m": ["x"] * 4,
+                       "online_samples": [1000, 5000, 1800, 5000], "rtg": [100.0, 500.0, 2000.0, 2000.0]})
+    g = plots.on_grid(df, "online_samples", "rtg", ["m"], points=3, common_start=True)
+    assert list(g[g.run_id == "a"].online_samples) == [1800, 3400, 5000]
+    assert list(g[g.run_id == "a"].rtg) == [180.0, 340.0, 500.0]
+    assert list(g[g.run_id == "b"].online_samples) == [1800, 3400, 5000]
+
+
 def test_on_grid_starts_online_curves_where_pretraining_ended():
     # three pretraining evaluations share online_samples 0: the curve starts at the last one
     df = pd.DataFrame({"run_id": ["a"] * 4, "m": ["x"] * 4, "step": [0, 1, 2, 3],
