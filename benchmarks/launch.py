@@ -7,9 +7,9 @@ submitit's LocalExecutor starts one process per job and this module keeps at mos
 ``parallel`` of them alive (LocalExecutor has no cap of its own). Finished, failed and running
 jobs are shown as counts on one progress bar; a failed job is reported with its log path and
 does not stop the others. Ctrl-C, or SIGTERM to the launcher, cancels the running jobs and
-raises :class:`LaunchInterrupted` naming them (each resumes from its checkpoints at the next launch); the local executor's helper
-processes, which get the terminal's Ctrl-C too, write their stderr to ``_logs/`` instead of the
-terminal.
+raises :class:`LaunchInterrupted` naming them (each resumes from its checkpoints at the next
+launch); the local executor's helper processes, which get the terminal's Ctrl-C too, write their
+stderr to ``_logs/`` instead of the terminal.
 
 Before a launch the runner checks the plan here: ``with_overrides`` (``--set``),
 ``check_configs``, ``dataset_problems`` and ``make_datasets`` (the forge, on demand).
@@ -479,9 +479,12 @@ def data_content_conflicts(root: Path | str, specs: Sequence[RunSpec]) -> dict[s
     from benchmarks.datasets.loading import load_dataset
     from benchmarks.methods import dataset_size
     out = {}
+    runs: dict[tuple[str, str], list] = {}  # (preset, experiment) -> its complete runs, read once
     for preset, experiment, name in sorted({(s.preset, s.experiment, s.dataset) for s in specs
                                             if dataset_size(s.preset) == "full"}):
-        done = [r.data_content for r in load_run_files(root, preset, experiment)
+        if (preset, experiment) not in runs:
+            runs[(preset, experiment)] = load_run_files(root, preset, experiment)
+        done = [r.data_content for r in runs[(preset, experiment)]
                 if r.dataset == name and r.data_content is not None]
         if not done:
             continue
