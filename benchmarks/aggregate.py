@@ -29,7 +29,7 @@ DROP = {"returns"}  # per-episode lists stay in the records; the frame holds the
 
 
 def _spec_row(directory: Path) -> dict:
-    spec = rec.read_json(directory / rec.SPEC)
+    spec = rec.read_spec(directory)
     return {"preset": spec["preset"], "experiment": spec["experiment"], "method": spec["method"],
             "dataset": spec["dataset"], "variant": spec.get("variant", "default"),
             "seed": int(spec["seed"]), "run_id": spec["run_id"],

@@ -280,7 +280,7 @@ def load_run_files(root: Path | str, preset: str, experiment: str) -> list[RunFi
         record = rec.read_record(directory)
         if not record or record.get("status") != "complete":
             continue
-        out.append(RunFiles(directory, rec.read_json(directory / rec.SPEC), record,
+        out.append(RunFiles(directory, rec.read_spec(directory), record,
                             _read_optional(directory / rec.CONFIG), _read_optional(directory / rec.PROVENANCE)))
     return out
 
@@ -694,7 +694,11 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    findings = check(args.results, args.preset, expected, args.experiments, args.families)
+    try:
+        findings = check(args.results, args.preset, expected, args.experiments, args.families)
+    except rec.CorruptRecord as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     bad = [f for f in findings if not f.ok]
     for f in findings:
         if not f.ok or args.verbose:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import io
 import re
+import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -584,7 +585,11 @@ def main(argv: list[str] | None = None) -> int:
         if preset not in PRESETS:
             p.error(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
     out = args.out if args.out is not None else outputs.figures_root(args.results)
-    paths = make_plots(args.results, out, args.preset, args.only, args.missing)
+    try:
+        paths = make_plots(args.results, out, args.preset, args.only, args.missing)
+    except rec.CorruptRecord as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not paths:
         print(f"no runs under {args.results}: no figures written (run an experiment first, e.g. "
               f"python -m benchmarks.run table1 --preset smoke --seeds 1 --datasets hopper-medium)")

@@ -94,6 +94,30 @@ def read_json(path: Path) -> Any:
         return json.load(f)
 
 
+class CorruptRecord(ValueError):
+    """A run directory's spec.json is missing, does not parse or lacks a field every reader needs."""
+
+
+SPEC_FIELDS = ("preset", "experiment", "method", "dataset", "seed", "run_id")
+
+
+def read_spec(directory: Path) -> dict:
+    """The run's spec.json as a dict; CorruptRecord naming the file and the fix when it cannot be read.
+    Every writer writes it atomically before anything else of the run, so a bad one was edited or
+    copied in by hand: nothing is guessed from it."""
+    path = Path(directory) / SPEC
+    try:
+        spec = read_json(path)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CorruptRecord(f"{path}: cannot be read as JSON ({exc}); restore it (git checkout, or the run's "
+                            f"import source) or move the run directory under results/archive/") from exc
+    missing = [k for k in SPEC_FIELDS if not isinstance(spec, dict) or k not in spec]
+    if missing:
+        raise CorruptRecord(f"{path}: lacks {', '.join(missing)}; restore it (git checkout, or the run's import "
+                            f"source) or move the run directory under results/archive/")
+    return spec
+
+
 def write_curve(path: Path, rows: list[dict]) -> None:
     text = "".join(json.dumps(to_jsonable(r), sort_keys=True) + "\n" for r in rows)
     atomic_write_bytes(path, text.encode())

@@ -99,7 +99,7 @@ def rtg_sensitivity(model: DecisionTransformer, windows: Windows, g_eval: float,
 
 
 def probe_run(directory: Path, multiples: list[float], n: int, seed: int) -> dict[str, float | str]:
-    spec = RunSpec.from_dict(rec.read_json(directory / rec.SPEC))
+    spec = RunSpec.from_dict(rec.read_spec(directory))
     cfg = spec_config(spec)
     if not hasattr(cfg, "model"):
         raise ValueError(f"{directory.name}: method {spec.method!r} has no transformer to probe")

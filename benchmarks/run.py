@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _run(args)
-    except ConfigError as exc:
+    except (ConfigError, rec.CorruptRecord) as exc:
         _err(f"error: {exc}")
         return 2
     except LaunchInterrupted as exc:

@@ -22,6 +22,7 @@ import dataclasses
 import json
 import math
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -540,8 +541,12 @@ def main(argv: list[str] | None = None) -> int:
     if hyper_out is None and args.out is None:
         hyper_out = outputs.outputs_root(args.results)
     paths = write_hyperparameter_tables(hyper_out) if hyper_out is not None else []
-    for name in names:
-        paths += write_experiment_tables(name, args.results, args.preset, out, args.reps)
+    try:
+        for name in names:
+            paths += write_experiment_tables(name, args.results, args.preset, out, args.reps)
+    except rec.CorruptRecord as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     for path in paths:
         print(f"wrote {path}")
     mismatches = hyperparameter_mismatches()

@@ -254,6 +254,22 @@ def test_check_fails_on_failed_runs_and_on_rules_that_match_nothing(tmp_path, ca
     assert check.main(["--results", str(root), "--expected", str(tmp_path / "absent.json")]) == 2
 
 
+@pytest.mark.parametrize("spec_text", ["{not json", '{"preset": "smoke"}', "[]"])
+def test_a_complete_run_with_a_bad_spec_is_named_not_a_traceback(tmp_path, capsys, spec_text):
+    root = tmp_path / "r"
+    fake_run(root, "odt", "hopper-medium", 0)
+    bad = rec.run_dir(root, fake_run(root, "odt", "hopper-medium", 1))
+    (bad / rec.SPEC).write_text(spec_text)
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps(RULES))
+    assert check.main(["--results", str(root), "--expected", str(rules)]) == 2
+    assert tables.main(["--results", str(root), "--preset", "smoke", "--out", str(tmp_path / "t")]) == 2
+    assert plots.main(["--results", str(root), "--out", str(tmp_path / "f")]) == 2
+    err = capsys.readouterr().err
+    assert err.count(str(bad / rec.SPEC)) == 3 and "results/archive/" in err
+    assert (bad / rec.SPEC).read_text() == spec_text  # nothing rewritten
+
+
 def test_derived_rules_reproduce_their_runs_and_catch_a_shift(tmp_path):
     root = tmp_path / "r"
     for s, score in enumerate([30.0, 34.0, 38.0, 42.0, 46.0]):
