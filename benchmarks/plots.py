@@ -37,7 +37,8 @@ from odt.config import PRESETS  # noqa: E402
 
 EVAL_PHASES = ("pretrain", "online")
 BAND = ("ci", 95)
-BOOT = dict(n_boot=200, seed=0)
+BOOT = dict(n_boot=200, seed=0)  # curve bands: one bootstrap per grid point (10,000 there took minutes)
+BARS_BOOT = dict(n_boot=10_000, seed=0)  # a final score's interval: as many resamples as the protocol tables
 CURVE_BAND = " (line: mean over seeds; band: its 95% bootstrap interval)"
 FINAL_BARS = " (point: mean over seeds; bar: its 95% bootstrap interval; faint dots: one seed each)"
 
@@ -167,7 +168,7 @@ def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
     ax = fig.subplots()
     order, hue_order = _order(last[x]), _order(last[hue])
     sns.pointplot(last, x=x, y=y, hue=hue, order=order, hue_order=hue_order,
-                  errorbar=BAND, ax=ax, dodge=0.4, linestyle="none", **BOOT)
+                  errorbar=BAND, ax=ax, dodge=0.4, linestyle="none", **BARS_BOOT)
     sns.stripplot(last, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=True, alpha=0.35,
                   legend=False, ax=ax)  # every seed, beside its arm's mean and 95% interval
     _legend_with_seed_counts(ax, last, hue)
@@ -323,7 +324,7 @@ def draw_buffer_size(df, fig):
     order = _order(last.variant)
     left, right = fig.subplots(1, 2)
     sns.pointplot(last, x="variant", y=y, hue="method", order=order, hue_order=["odt", "odt-control"],
-                  errorbar=BAND, dodge=0.3, linestyle="none", ax=left, **BOOT)
+                  errorbar=BAND, dodge=0.3, linestyle="none", ax=left, **BARS_BOOT)
     sns.stripplot(last, x="variant", y=y, hue="method", order=order, hue_order=["odt", "odt-control"],
                   dodge=True, alpha=0.4, legend=False, ax=left)
     left.set_ylabel("final normalized return")
@@ -333,7 +334,7 @@ def draw_buffer_size(df, fig):
     right.axhspan(-3, 3, color="grey", alpha=0.15, lw=0)
     right.axhline(0, color="grey", lw=0.8)
     sns.pointplot(wide, x="variant", y="odt_minus_control", order=order, errorbar=BAND, linestyle="none",
-                  color="black", ax=right, **BOOT)
+                  color="black", ax=right, **BARS_BOOT)
     sns.stripplot(wide, x="variant", y="odt_minus_control", order=order, alpha=0.5, ax=right)
     right.set_ylabel("ODT − control, paired by seed (B1)")
     right.set_xlabel("replay buffer (trajectories)")
