@@ -172,6 +172,8 @@ def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
     sns.stripplot(last, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=True, alpha=0.35,
                   legend=False, ax=ax)  # every seed, beside its arm's mean and 95% interval
     _legend_with_seed_counts(ax, last, hue)
+    if ax.get_legend() is not None:  # beside the axes: inside, it covered seeds' dots
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_xlim(-0.5, len(order) - 0.5)  # one category: keep the arms next to their tick
     fig.set_figwidth(min(fig.get_figwidth(), 4.0 + 2.5 * len(order)))  # few categories: no wide void
     ax.set_ylabel("final normalized return" if y == "score_mean" else "final return")
