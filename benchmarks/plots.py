@@ -145,6 +145,8 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
     rows = -(-len(facets) // cols)
     if rows > 1:
         fig.set_size_inches(3.5 * cols, 3.0 * rows + 0.8)
+    else:  # fewer panels than the figure was sized for: no stretched curves
+        fig.set_figwidth(min(fig.get_figwidth(), 3.0 + 3.5 * cols))
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax in axes[len(facets):]:
         ax.set_visible(False)
