@@ -117,7 +117,8 @@ def test_the_forge_childs_exit_code_becomes_the_error_make_would_raise(code, err
 def _complete_run_on(root: Path, dataset: str, content: str) -> Path:
     d = root / "cpu" / "table1" / f"odt__{dataset}__default__s7__earlier"
     d.mkdir(parents=True)
-    rec.write_json(d / rec.SPEC, {"dataset": dataset, "method": "odt", "seed": 7})
+    rec.write_json(d / rec.SPEC, {"preset": "cpu", "experiment": "table1", "dataset": dataset, "method": "odt",
+                                  "seed": 7, "run_id": d.name})
     rec.write_json(d / rec.PROVENANCE, {"name": dataset, "content_sha256": content})
     rec.write_json(d / rec.RECORD, {"status": "complete", "final_score": 50.0})
     return d
