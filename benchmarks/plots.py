@@ -121,12 +121,18 @@ def _facet_order(values, facet: str) -> list:
     return sorted(pd.unique(pd.Series(values)), key=lambda d: (rank.get(d, len(rank)), _natural(d)))
 
 
-def _legend_with_seed_counts(ax: plt.Axes, data: pd.DataFrame, hue: str) -> None:
-    """Each legend entry says how many runs its line averages: 'odt (n=10)'."""
+def _legend_with_seed_counts(ax: plt.Axes, data: pd.DataFrame, hue: str, per: str | None = None) -> None:
+    """Each legend entry says how many runs its line averages: 'odt (n=10)'; with ``per`` (the
+    x categories, each its own mean) how many each point averages: 'odt (n=5 per dataset)'."""
     legend = ax.get_legend()
     if legend is None:
         return
-    counts = {str(k): v for k, v in data.groupby(hue)["run_id"].nunique().items()}
+    if per is None or per == hue:
+        counts = {str(k): v for k, v in data.groupby(hue)["run_id"].nunique().items()}
+    else:
+        n = data.groupby([hue, per])["run_id"].nunique()
+        counts = {str(k): (f"{g.min()}" if g.min() == g.max() else f"{g.min()}-{g.max()}") + f" per {per}"
+                  for k, g in n.groupby(level=0)}
     for text in legend.get_texts():
         if text.get_text() in counts:
             text.set_text(f"{text.get_text()} (n={counts[text.get_text()]})")
@@ -173,7 +179,7 @@ def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
                   errorbar=BAND, ax=ax, dodge=0.4, linestyle="none", **BARS_BOOT)
     sns.stripplot(last, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=True, alpha=0.35,
                   legend=False, ax=ax)  # every seed, beside its arm's mean and 95% interval
-    _legend_with_seed_counts(ax, last, hue)
+    _legend_with_seed_counts(ax, last, hue, per=x)
     if ax.get_legend() is not None:  # beside the axes: inside, it covered seeds' dots
         sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_xlim(-0.5, len(order) - 0.5)  # one category: keep the arms next to their tick

@@ -602,6 +602,22 @@ def test_learning_curve_legends_count_runs_and_name_only_what_the_panel_draws():
     assert legends == {"hopper-medium": ["odt (n=3)", "sac (n=2)"], "antmaze-umaze": ["odt (n=1)"]}
 
 
+def test_final_score_legends_count_runs_per_point_when_points_split_by_dataset():
+    import matplotlib.pyplot as plt
+    rows = []
+    for dataset, variant, seeds in [("hopper-medium", "g_online=2g*", 5), ("walker2d-medium", "g_online=2g*", 5),
+                                    ("hopper-medium", "g_online=g*", 5), ("walker2d-medium", "g_online=g*", 3)]:
+        for seed in range(seeds):
+            rows.append({"run_id": f"{variant}-{dataset}-{seed}", "dataset": dataset, "method": "odt",
+                         "variant": variant, "status": "complete", "phase": "online", "online_samples": 100, "step": 0,
+                         "score_mean": float(seed)})
+    fig = plt.figure()
+    plots.draw_table_rtg(pd.DataFrame(rows), fig)
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    plt.close(fig)
+    assert texts == ["g_online=2g* (n=5 per dataset)", "g_online=g* (n=3-5 per dataset)"]
+
+
 def test_learning_curve_panels_follow_table_1s_row_order():
     """Panels read in Table 1's order (hopper, walker2d, halfcheetah, ant, antmaze), not by name."""
     import matplotlib.pyplot as plt
