@@ -99,22 +99,21 @@ class CorruptRecord(ValueError):
 
 
 SPEC_FIELDS = ("preset", "experiment", "method", "dataset", "seed", "run_id")
+SPEC_FIX = "restore it (git checkout, or the run's import source) or move the run directory under results/archive/"
 
 
 def read_spec(directory: Path) -> dict:
     """The run's spec.json as a dict; CorruptRecord naming the file and the fix when it cannot be read.
-    Every writer writes it atomically before anything else of the run, so a bad one was edited or
-    copied in by hand: nothing is guessed from it."""
+    A job writes it (atomically) before anything else of the run and an import copies it first, so a
+    bad one was damaged or edited by hand: nothing is guessed from it."""
     path = Path(directory) / SPEC
     try:
         spec = read_json(path)
     except (OSError, json.JSONDecodeError) as exc:
-        raise CorruptRecord(f"{path}: cannot be read as JSON ({exc}); restore it (git checkout, or the run's "
-                            f"import source) or move the run directory under results/archive/") from exc
+        raise CorruptRecord(f"{path}: cannot be read as JSON ({exc}); {SPEC_FIX}") from exc
     missing = [k for k in SPEC_FIELDS if not isinstance(spec, dict) or k not in spec]
     if missing:
-        raise CorruptRecord(f"{path}: lacks {', '.join(missing)}; restore it (git checkout, or the run's import "
-                            f"source) or move the run directory under results/archive/")
+        raise CorruptRecord(f"{path}: lacks {', '.join(missing)}; {SPEC_FIX}")
     return spec
 
 
