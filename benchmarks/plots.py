@@ -169,16 +169,32 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
     return data
 
 
+STRIP_SEED = 0  # the seeds' dots' horizontal jitter: fixed, so regenerating a figure changes no byte
+
+
+def _means_with_seeds(ax, data: pd.DataFrame, x: str, y: str, order: list, hue: str | None = None,
+                      hue_order: list | None = None, dodge: float = 0.0, color: str | None = None) -> None:
+    """Each arm's mean with its 95% bootstrap interval, and beside it every seed as a faint dot.
+    seaborn jitters the dots with numpy's global generator; it is seeded here and put back after,
+    so the figure's bytes depend on the data only and nothing else's randomness is touched."""
+    sns.pointplot(data, x=x, y=y, hue=hue, order=order, hue_order=hue_order, errorbar=BAND, ax=ax,
+                  dodge=dodge or False, linestyle="none", color=color, **BARS_BOOT)
+    state = np.random.get_state()
+    try:
+        np.random.seed(STRIP_SEED)
+        sns.stripplot(data, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=hue is not None,
+                      alpha=0.4, legend=False, ax=ax)
+    finally:
+        np.random.set_state(state)
+
+
 def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
     e = evals(df)
     y = _y(e)
     last = e.sort_values("step").groupby("run_id").tail(1)
     ax = fig.subplots()
     order, hue_order = _order(last[x]), _order(last[hue])
-    sns.pointplot(last, x=x, y=y, hue=hue, order=order, hue_order=hue_order,
-                  errorbar=BAND, ax=ax, dodge=0.4, linestyle="none", **BARS_BOOT)
-    sns.stripplot(last, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=True, alpha=0.35,
-                  legend=False, ax=ax)  # every seed, beside its arm's mean and 95% interval
+    _means_with_seeds(ax, last, x, y, order, hue=hue, hue_order=hue_order, dodge=0.4)
     _legend_with_seed_counts(ax, last, hue, per=x)
     if ax.get_legend() is not None:  # beside the axes: inside, it covered seeds' dots
         sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -200,7 +216,12 @@ def convergence_runs(df: pd.DataFrame) -> pd.DataFrame:
     return df[(df.method == "odt") & (df.dataset == "hopper-medium")]
 
 
-HOPPER_BETA = -float(ACTION_DIMS["hopper"])  # the target entropy -|A| of Hopper
+def target_entropy(dataset: str) -> float:
+    """beta = -|A|, the entropy the temperature drives the policy to (the paper's default)."""
+    return -float(ACTION_DIMS[dataset.split("-")[0]])
+
+
+HOPPER_BETA = target_entropy("hopper-medium")
 
 
 def draw_convergence(df, fig):
@@ -300,7 +321,22 @@ def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: 
 
 
 def draw_lambda(df, fig):
-    return _metric_panels(fig, evals(df), "updates", ("entropy", "lambda"), log_y=("lambda",))
+    """Fig. 12: entropy and lambda from each initial lambda; the entropy panel marks beta = -|A|
+    (dashed), the value the claim says every run's entropy reaches whatever its lambda0."""
+    e = evals(df)
+    betas = sorted({target_entropy(d) for d in e["dataset"].dropna().unique()
+                    if d.split("-")[0] in ACTION_DIMS}) if "dataset" in e else []
+    beta_text = ", ".join(f"−{-b:g}" for b in betas)
+    titles = {"entropy": f"policy entropy (dashed: β = −|A| = {beta_text})" if betas else "policy entropy",
+              "lambda": "λ (temperature)"}
+    data = _metric_panels(fig, e, "updates", ("entropy", "lambda"), titles=titles, log_y=("lambda",),
+                          xlabel="gradient updates (pretraining, then online)")
+    entropy_ax, lambda_ax = fig.axes[:2]
+    entropy_ax.set_ylabel("entropy (nats)")
+    lambda_ax.set_ylabel("λ")
+    for b in betas if "entropy" in e else []:
+        entropy_ax.axhline(b, color="grey", ls="--", lw=0.8)
+    return data
 
 
 def draw_curriculum(df, fig):
@@ -333,19 +369,14 @@ def draw_buffer_size(df, fig):
     last = e.sort_values("step").groupby("run_id").tail(1)[["run_id", "method", "seed", "variant", y]]
     order = _order(last.variant)
     left, right = fig.subplots(1, 2)
-    sns.pointplot(last, x="variant", y=y, hue="method", order=order, hue_order=["odt", "odt-control"],
-                  errorbar=BAND, dodge=0.3, linestyle="none", ax=left, **BARS_BOOT)
-    sns.stripplot(last, x="variant", y=y, hue="method", order=order, hue_order=["odt", "odt-control"],
-                  dodge=True, alpha=0.4, legend=False, ax=left)
+    _means_with_seeds(left, last, "variant", y, order, hue="method", hue_order=["odt", "odt-control"], dodge=0.3)
     left.set_ylabel("final normalized return")
     left.set_xlabel("replay buffer (trajectories)")
     wide = last.pivot_table(index=["variant", "seed"], columns="method", values=y).dropna().reset_index()
     wide["odt_minus_control"] = wide["odt"] - wide["odt-control"]
     right.axhspan(-3, 3, color="grey", alpha=0.15, lw=0)
     right.axhline(0, color="grey", lw=0.8)
-    sns.pointplot(wide, x="variant", y="odt_minus_control", order=order, errorbar=BAND, linestyle="none",
-                  color="black", ax=right, **BARS_BOOT)
-    sns.stripplot(wide, x="variant", y="odt_minus_control", order=order, alpha=0.5, ax=right)
+    _means_with_seeds(right, wide, "variant", "odt_minus_control", order, color="black")
     right.set_ylabel("ODT − control, paired by seed (B1)")
     right.set_xlabel("replay buffer (trajectories)")
     return wide
