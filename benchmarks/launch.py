@@ -316,6 +316,40 @@ def order_for_sharing(specs: Sequence[RunSpec], groups: Sequence[str | None], bl
     return [specs[order[n]] for n in ranked]
 
 
+def pretraining_in_progress(directory: Path) -> bool:
+    """True if another live process is running this run and it has not left pretraining yet
+    (its curve has only pretraining rows): a run that shares its pretraining would wait for it."""
+    if not held_elsewhere(directory):
+        return False
+    return all(r.get("phase") == "pretrain" for r in rec.read_curve(Path(directory) / rec.CURVE))
+
+
+def next_to_start(queue: Sequence[RunSpec], waits: Callable[[RunSpec], bool]) -> int:
+    """The position in ``queue`` of the run to start next: the first that would not sit waiting
+    for another run's pretraining (``waits``), or the first of all when every one would (it then
+    waits on the lock, as before; nothing else could use the slot)."""
+    return next((n for n, spec in enumerate(queue) if not waits(spec)), 0)
+
+
+def pretraining_waits(root: Path, specs: Sequence[RunSpec], groups: Sequence[str | None]) -> Callable[[RunSpec], bool]:
+    """``waits(spec)``: whether ``spec`` would wait for a same-pretraining run (same group,
+    dataset and seed) that a live process, this launch's or another's, is pretraining now.
+    Two launches of one experiment each order their own plan, so without this the second starts
+    the follower of the run the first is pretraining and a core idles on the lock (session 26)."""
+    cells: dict[tuple[str, str, int], list[RunSpec]] = {}
+    for spec, group in zip(specs, groups, strict=True):
+        if group is not None:
+            cells.setdefault((group, spec.dataset, spec.seed), []).append(spec)
+    cell_of = {spec.run_id: (group, spec.dataset, spec.seed)
+               for spec, group in zip(specs, groups, strict=True) if group is not None}
+
+    def waits(spec: RunSpec) -> bool:
+        cell = cell_of.get(spec.run_id)
+        return cell is not None and any(other.run_id != spec.run_id and pretraining_in_progress(rec.run_dir(root, other))
+                                        for other in cells[cell])
+    return waits
+
+
 def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | None = None,
            progress: bool = True) -> LaunchReport:
     """Run every spec that is not complete; returns what finished and what failed."""
@@ -348,6 +382,11 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
     sharing = pretraining_groups(pending) if opts.reuse_pretraining else [None] * len(pending)
     for s in order_for_sharing(pending, sharing, opts.parallel if kind != "slurm" else opts.array_parallelism):
         groups.setdefault((s.preset, s.experiment), []).append(s)
+    # runs another live launch holds are not ours to start, but their pretraining is ours to wait on
+    held = set(report.held)
+    unfinished = pending + [s for s in specs if s.run_id in held]
+    waits = (pretraining_waits(root, unfinished, pretraining_groups(unfinished)) if opts.reuse_pretraining
+             else (lambda spec: False))
 
     bar = tqdm(total=len(pending), desc="runs", unit="run", disable=not progress, dynamic_ncols=True)
     running: list[tuple[RunSpec, Any]] = []
@@ -408,11 +447,13 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                     running.extend(zip(group, jobs, strict=True))
                     show()
                     continue
-                for spec in group:
+                queue = list(group)
+                while queue:
                     while len(running) >= (1 if kind == "debug" else opts.parallel):
                         collect(block=(kind == "debug"))
                         if len(running) >= opts.parallel:
                             time.sleep(opts.poll_s)
+                    spec = queue.pop(next_to_start(queue, waits))  # a follower whose leader still pretrains goes later
                     try:
                         with _stderr_to(folder / CONTROLLER_LOG, kind == "local"):
                             running.append((spec, executor.submit(RunJob(opts.reuse_pretraining), spec, str(root), threads, opts.loggers)))

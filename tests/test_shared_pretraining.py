@@ -248,6 +248,53 @@ def test_launch_orders_same_seed_arms_apart(tmp_path, monkeypatch):
     assert [(s.method, s.seed) for s in submitted] == [("odt", 0), ("odt", 1), ("odt-control", 0), ("odt-control", 1)]
 
 
+@pytest.mark.parametrize("leader_phase, expected", [
+    ("pretrain", [("odt", 1), ("odt-control", 1), ("odt-control", 0)]),  # its leader pretrains: later
+    ("online", [("odt-control", 0), ("odt", 1), ("odt-control", 1)]),    # past the switch: no wait, plan order
+])
+def test_a_follower_whose_leader_another_launch_is_pretraining_starts_after_free_runs(
+        tmp_path, monkeypatch, leader_phase, expected):
+    """A second launch of the same experiment: the first is running odt seed 0. While that run is
+    still pretraining, odt-control seed 0 would only sit on its pretraining lock, so the runs that
+    can compute go first; once it is past the switch, the plan's order stands."""
+    from benchmarks import job as job_mod
+    from benchmarks import launch as launch_mod
+    submitted: list[RunSpec] = []
+
+    class Job:
+        paths = None
+
+        def done(self):
+            return True
+
+        def result(self):
+            return {}
+
+    class Executor:
+        def submit(self, fn, spec, *args):
+            submitted.append(spec)
+            return Job()
+
+    monkeypatch.setattr(launch_mod, "make_executor", lambda *a, **k: Executor())
+    specs = [_spec(m, seed) for seed in (0, 1) for m in ("odt", "odt-control")]
+    leader = rec.run_dir(tmp_path, specs[0])
+    with job_mod._run_lock(leader):  # the first launch runs odt seed 0
+        rec.write_curve(leader / rec.CURVE, [{"phase": "pretrain", "updates": 10},
+                                             {"phase": leader_phase, "updates": 20}])
+        opts = launch_mod.LaunchOptions(executor="debug", parallel=2, poll_s=0.0)
+        report = launch_mod.launch(specs, tmp_path, opts, progress=False)
+    assert report.held == [specs[0].run_id]
+    assert [(s.method, s.seed) for s in submitted] == expected
+
+
+def test_next_to_start_skips_runs_that_would_wait_unless_all_would():
+    from benchmarks.launch import next_to_start
+    queue = [_spec("odt-control", 0), _spec("odt", 1), _spec("odt-control", 1)]
+    assert next_to_start(queue, lambda s: s.seed == 0) == 1
+    assert next_to_start(queue, lambda s: False) == 0
+    assert next_to_start(queue, lambda s: True) == 0  # every one would wait: the first waits, as before
+
+
 # ----- the pretraining lock ----------------------------------------------------------------------
 # what pretraining_lock takes, in a process that starts in milliseconds (no torch to import)
 _HOLD = """
