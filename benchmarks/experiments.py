@@ -27,6 +27,10 @@ Experiments (paper section in brackets):
 * ``dt_sizing`` (tuning, seeds from 100, never reported as a result): DT's AdamW rate at the
   ``cpu`` preset's 2500 updates (``paper_tables/PROTOCOL-dt-sizing-cpu.md``), on the three
   -medium rows whose DT cells ran with the official initialisation.
+* ``antmaze_sizing`` (tuning, seeds from 100, never reported as a result;
+  ``PROTOCOL-antmaze-sizing-cpu.md``): offline learning curves on antmaze-umaze, IQL over the
+  preset's 1.8e5 updates, ODT (its pretraining alone, the online table), ODT's offline protocol
+  and DT over 2e4 updates, to find the budget at which an offline method learns the maze.
 * ``iql_buffer`` (the protocol's variant S4): IQL with the published buffer, where 5k online
   samples end at 0.5% of it, against Table 1's IQL, whose online batches come from the newest
   25k transitions (the paper's 20% share).
@@ -165,6 +169,22 @@ def _stoch_variants(m: str, d: str, p: str):
     return out
 
 
+# PROTOCOL-antmaze-sizing-cpu.md: DT's and ODT's curves run to 8x the cpu preset's 2500 offline
+# updates (~30 min of one core, the issue's bound), evaluated every 2500; IQL runs the preset's own
+# offline phase (1.8e5 updates at cpu), evaluated every 1e4, with no online phase
+ANTMAZE_SIZING_UPDATES = 20_000
+ANTMAZE_SIZING_EVERY = 2500
+
+
+def _antmaze_sizing_variants(m: str, d: str, p: str):
+    if m == "iql":
+        return [("offline=preset", _ov(online_samples=0), ())]
+    if p != "cpu":  # the sizing is the cpu preset's; elsewhere the preset's own length
+        return [("offline=preset", _ov(online__online_samples=0), ())]
+    return [(f"updates={ANTMAZE_SIZING_UPDATES}", _ov(pretrain_updates=ANTMAZE_SIZING_UPDATES, online__online_samples=0,
+                                                     eval_every_updates=ANTMAZE_SIZING_EVERY), ())]
+
+
 ABLATION_FIRST_SEED = 20  # PROTOCOL-ablations-cpu.md: fresh seeds 20-24 (two-arm figures), 20-22 (sweeps)
 DT_SIZING_RATES = (1e-4, 3e-4, 1e-3)  # PROTOCOL-dt-sizing-cpu.md: the preset's 1e-4 and two raised rates
 G_EVAL_MULTIPLES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
@@ -252,6 +272,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("dt_sizing", "Tuning (seeds 100+): DT's AdamW learning rate at the cpu preset's 2500 updates",
                2, ("hopper-medium", "walker2d-medium", "halfcheetah-medium"), ("dt",), first_seed=100,
                variants=lambda m, d, p: [(f"lr={lr:g}", _ov(optim__lr=lr), ()) for lr in DT_SIZING_RATES]),
+    Experiment("antmaze_sizing", "Tuning (seeds 100+): learning curves on antmaze-umaze, to size the cpu preset's AntMaze budgets",
+               2, ("antmaze-umaze",), ("iql", "odt", "odt-offline", "dt"), first_seed=100,
+               variants=_antmaze_sizing_variants),
     Experiment("iql_buffer", "Protocol S4: IQL finetuned with the published buffer (online data 0.5% of it) instead of Table 1's 25k window",
                10, ("hopper-medium", "hopper-medium-replay"), ("iql",),
                variants=lambda m, d, p: [("published-buffer", _ov(online_window=0), ())]),

@@ -29,6 +29,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from benchmarks import aggregate as agg  # noqa: E402
+from benchmarks import antmaze_sizing  # noqa: E402
 from benchmarks import outputs  # noqa: E402
 from benchmarks import records as rec  # noqa: E402
 from benchmarks.experiments import ACTION_DIMS, TABLE1_DATASETS  # noqa: E402
@@ -387,6 +388,17 @@ def draw_offline_curve(df, fig):
     return _curves(df, fig, hue="dataset", x="updates")
 
 
+def draw_antmaze_sizing(df, fig):
+    """The AntMaze sizing protocol's curves: each tuning seed's success rate against its updates,
+    one panel per method (IQL's curve runs 9x longer than the others), the learning line dashed."""
+    data = _curves(df.assign(seed=df["seed"].map(lambda s: f"seed {s}")), fig, hue="seed", facet="method", x="updates")
+    for ax in fig.axes:
+        if ax.get_visible():
+            ax.axhline(antmaze_sizing.LEARNED, color="grey", ls="--", lw=0.8)
+            ax.set_ylabel("success rate (%)")
+    return data
+
+
 def stability_runs(df: pd.DataFrame) -> pd.DataFrame:
     """Fig. 11 from Table 1's hopper-medium runs (the protocol reuses them, never reruns them)."""
     return df[(df.dataset == "hopper-medium") & df.method.isin(["odt", "iql", "sac"])]
@@ -405,6 +417,8 @@ FIGURES = [
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
     Figure("dt_sizing", "dt_sizing", "Tuning (seeds 100-101): DT's score against its updates at three AdamW rates" + CURVE_BAND,
            draw_variant_curves_by_updates, (14, 3.5)),
+    Figure("antmaze_sizing", "antmaze_sizing", "Tuning (seeds 100-101): success rate on antmaze-umaze against updates "
+           "(dashed: 30%, the protocol's 'learned')", draw_antmaze_sizing, (14, 3.5)),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda",
            draw_convergence, (14, 3.5), select=convergence_runs),
     Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)" + CURVE_BAND, draw_stoch, (10, 4)),
