@@ -16,16 +16,13 @@ protocol and DT over 2e4 updates.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from benchmarks import aggregate as agg
 from benchmarks.experiments import EXPERIMENTS
-from benchmarks.reproduction import add_analysis_arguments, analysis_runs, emit
+from benchmarks.reproduction import curve_report_main
 
 LEARNED = 30.0  # success rate (%) that counts as learning umaze (the example)
 MINUTES = 40.0  # "about 30 minutes of one core per run", with its margin written down
@@ -142,16 +139,7 @@ def report_lines(runs: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.antmaze_sizing", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_analysis_arguments(p)
-    p.add_argument("--out", type=Path, default=None, help="also write the text here, e.g. paper_tables/antmaze_sizing_cpu.md")
-    args = p.parse_args(argv)
-    runs = analysis_runs(args, "antmaze_sizing")
-    if runs is None:
-        return 1
-    rows = agg.load_results(args.results, args.preset, "antmaze_sizing")
-    return emit("\n".join(report_lines(runs, rows)), args.out)
+    return curve_report_main(argv, "python -m benchmarks.antmaze_sizing", __doc__, "antmaze_sizing", report_lines)
 
 
 if __name__ == "__main__":

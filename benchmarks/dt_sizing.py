@@ -13,16 +13,13 @@ Described beside it: each run's score at 1000 and 2000 updates and its change ov
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from benchmarks import aggregate as agg
 from benchmarks.experiments import EXPERIMENTS
-from benchmarks.reproduction import add_analysis_arguments, analysis_runs, emit
+from benchmarks.reproduction import curve_report_main
 
 PAPER_RATE = 1e-4
 MIN_GAIN = 3.0
@@ -104,16 +101,7 @@ def report_lines(runs: pd.DataFrame, curves: pd.DataFrame) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.dt_sizing", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_analysis_arguments(p)
-    p.add_argument("--out", type=Path, default=None, help="also write the text here, e.g. paper_tables/dt_sizing_cpu.md")
-    args = p.parse_args(argv)
-    runs = analysis_runs(args, "dt_sizing")
-    if runs is None:
-        return 1
-    curves = agg.load_results(args.results, args.preset, "dt_sizing")
-    return emit("\n".join(report_lines(runs, curves)), args.out)
+    return curve_report_main(argv, "python -m benchmarks.dt_sizing", __doc__, "dt_sizing", report_lines)
 
 
 if __name__ == "__main__":

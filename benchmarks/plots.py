@@ -29,9 +29,9 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from benchmarks import aggregate as agg  # noqa: E402
-from benchmarks import antmaze_sizing  # noqa: E402
 from benchmarks import outputs  # noqa: E402
 from benchmarks import records as rec  # noqa: E402
+from benchmarks.antmaze_sizing import LEARNED as ANTMAZE_LEARNED  # noqa: E402
 from benchmarks.experiments import ACTION_DIMS, TABLE1_DATASETS  # noqa: E402
 from odt.checkpoint import atomic_write_bytes  # noqa: E402
 from odt.config import PRESETS  # noqa: E402
@@ -394,7 +394,7 @@ def draw_antmaze_sizing(df, fig):
     data = _curves(df.assign(seed=df["seed"].map(lambda s: f"seed {s}")), fig, hue="seed", facet="method", x="updates")
     for ax in fig.axes:
         if ax.get_visible():
-            ax.axhline(antmaze_sizing.LEARNED, color="grey", ls="--", lw=0.8)
+            ax.axhline(ANTMAZE_LEARNED, color="grey", ls="--", lw=0.8)
             ax.set_ylabel("success rate (%)")
     return data
 

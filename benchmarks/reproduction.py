@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +102,22 @@ def emit(text: str, out: Path | None) -> int:
     if out:
         write_text(out, text)
     return 0
+
+
+def curve_report_main(argv: list[str] | None, prog: str, doc: str | None, experiment: str,
+                      report_lines: Callable[[pd.DataFrame, pd.DataFrame], list[str]]) -> int:
+    """The whole CLI of a tuning protocol read from its runs and their curves (``dt_sizing``,
+    ``antmaze_sizing``): the shared options plus --out, then ``report_lines(runs, curve rows)``."""
+    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_analysis_arguments(p)
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"also write the text here, e.g. paper_tables/{experiment}_cpu.md")
+    args = p.parse_args(argv)
+    runs = analysis_runs(args, experiment)
+    if runs is None:
+        return 1
+    rows = agg.load_results(args.results, args.preset, experiment)
+    return emit("\n".join(report_lines(runs, rows)), args.out)
 
 
 def analysis_runs(args: argparse.Namespace, experiment: str) -> pd.DataFrame | None:

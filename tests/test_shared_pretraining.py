@@ -222,10 +222,11 @@ def test_order_for_sharing_starts_followers_after_their_leaders():
     assert none == sorted(specs, key=lambda s: s.seed)
 
 
-def test_launch_orders_same_seed_arms_apart(tmp_path, monkeypatch):
-    """With two at once, odt and odt-control of one seed no longer start together."""
+@pytest.fixture
+def submitted(monkeypatch) -> list[RunSpec]:
+    """The specs a launch submits, in order, to an executor whose jobs are done at once (nothing runs)."""
     from benchmarks import launch as launch_mod
-    submitted: list[RunSpec] = []
+    specs: list[RunSpec] = []
 
     class Job:
         paths = None
@@ -238,10 +239,16 @@ def test_launch_orders_same_seed_arms_apart(tmp_path, monkeypatch):
 
     class Executor:
         def submit(self, fn, spec, *args):
-            submitted.append(spec)
+            specs.append(spec)
             return Job()
 
     monkeypatch.setattr(launch_mod, "make_executor", lambda *a, **k: Executor())
+    return specs
+
+
+def test_launch_orders_same_seed_arms_apart(tmp_path, submitted):
+    """With two at once, odt and odt-control of one seed no longer start together."""
+    from benchmarks import launch as launch_mod
     specs = [_spec(m, seed) for seed in (0, 1) for m in ("odt", "odt-control")]
     opts = launch_mod.LaunchOptions(executor="debug", parallel=2, poll_s=0.0)
     launch_mod.launch(specs, tmp_path, opts, progress=False)
@@ -253,29 +260,11 @@ def test_launch_orders_same_seed_arms_apart(tmp_path, monkeypatch):
     ("online", [("odt-control", 0), ("odt", 1), ("odt-control", 1)]),    # past the switch: no wait, plan order
 ])
 def test_a_follower_whose_leader_another_launch_is_pretraining_starts_after_free_runs(
-        tmp_path, monkeypatch, leader_phase, expected):
+        tmp_path, submitted, leader_phase, expected):
     """A second launch of the same experiment: the first is running odt seed 0. While that run is
     still pretraining, odt-control seed 0 would only sit on its pretraining lock, so the runs that
     can compute go first; once it is past the switch, the plan's order stands."""
-    from benchmarks import job as job_mod
     from benchmarks import launch as launch_mod
-    submitted: list[RunSpec] = []
-
-    class Job:
-        paths = None
-
-        def done(self):
-            return True
-
-        def result(self):
-            return {}
-
-    class Executor:
-        def submit(self, fn, spec, *args):
-            submitted.append(spec)
-            return Job()
-
-    monkeypatch.setattr(launch_mod, "make_executor", lambda *a, **k: Executor())
     specs = [_spec(m, seed) for seed in (0, 1) for m in ("odt", "odt-control")]
     leader = rec.run_dir(tmp_path, specs[0])
     with job_mod._run_lock(leader):  # the first launch runs odt seed 0
