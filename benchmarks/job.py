@@ -135,17 +135,34 @@ def held_elsewhere(directory: Path) -> bool:
         return True
 
 
-@contextlib.contextmanager
-def _run_lock(directory: Path):
-    """An exclusive advisory lock on the run directory, released by the OS when the holder
-    dies (kill -9, node failure), so a requeued or relaunched job can always take it over."""
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / ".lock", "a+") as f:
+# A launcher probes run locks (held_elsewhere) by taking and dropping them within microseconds; a
+# run starting in that instant would otherwise call itself taken and be left undone, so it retries
+# this long before it concludes that another live process is running it.
+PROBE_PATIENCE_S = 1.0
+
+
+def _try_flock(f, patience: float) -> bool:
+    deadline = time.monotonic() + patience
+    while True:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def _run_lock(directory: Path, patience: float = 0.0):
+    """An exclusive advisory lock on the run directory, released by the OS when the holder
+    dies (kill -9, node failure), so a requeued or relaunched job can always take it over;
+    ``patience``: seconds to keep trying while it is held before raising RunInProgress."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "a+") as f:
+        if not _try_flock(f, patience):
             raise RunInProgress(f"run {directory.name} is being run by another live process "
-                                f"(lock {directory / '.lock'}); not started twice") from exc
+                                f"(lock {directory / '.lock'}); not started twice")
         try:
             yield
         finally:
@@ -202,7 +219,7 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
     if existing is not None and existing.get("status") == "complete":
         return _summary(existing)
     keep_freed_memory_in_heap()
-    with _run_lock(directory):
+    with _run_lock(directory, patience=PROBE_PATIENCE_S):
         return _run_locked(spec, root, directory, threads, progress, loggers, reuse_pretraining)
 
 

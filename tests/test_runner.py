@@ -6,6 +6,7 @@ Everything is written under tmp_path, never into the repository's results/."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -195,6 +196,29 @@ def test_a_run_held_by_a_live_process_is_not_started_twice(tmp_path):
         assert not (d / rec.SPEC).exists() and not (d / rec.RECORD).exists()
     assert job_mod.run_one(spec, tmp_path, threads=1)["status"] == "complete"  # released
     assert not job_mod.held_elsewhere(d)  # released with its holder
+
+
+def test_a_run_that_meets_a_launchers_brief_probe_waits_it_out(tmp_path):
+    """held_elsewhere takes and drops a run's lock in microseconds; a run starting in that instant
+    must not call itself taken (it would be left undone), while a real holder still stops it."""
+    import threading
+    d = tmp_path / "run"
+    probe_done = threading.Event()
+
+    def probe(seconds):
+        with job_mod._run_lock(d):
+            probe_done.set()
+            time.sleep(seconds)
+
+    holder = threading.Thread(target=probe, args=(0.2,))
+    holder.start()
+    probe_done.wait()
+    with pytest.raises(job_mod.RunInProgress):  # no patience: taken
+        with job_mod._run_lock(d):
+            pass
+    with job_mod._run_lock(d, patience=job_mod.PROBE_PATIENCE_S):  # a run's own patience outlasts the probe
+        pass
+    holder.join()
 
 
 def test_a_second_launch_leaves_held_runs_to_the_first_and_does_not_call_them_failed(tmp_path):
