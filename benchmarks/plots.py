@@ -300,16 +300,19 @@ def draw_table_rtg(df, fig):
 
 
 def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: str | None = None,
-                   log_y: tuple = (), common_start: tuple = ()) -> pd.DataFrame:
-    """One panel per metric (columns of ``e`` missing are left empty): variants' curves against ``x``."""
+                   log_y: tuple = (), common_start: tuple = (), end_per_variant: bool = False) -> pd.DataFrame:
+    """One panel per metric (columns of ``e`` missing are left empty): variants' curves against ``x``.
+    The grid ends where the first run ends (runs that stop at different x would make the mean jump
+    as they drop out); ``end_per_variant``: each variant's where its own first run ends, for
+    variants whose runs last very different lengths (Fig. 12's initial lambdas)."""
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     parts = []
     for ax, c in zip(axes, metrics):
         if c not in e:
             continue
-        # the grid ends where the first run ends: runs that stop at different x would make the
-        # mean jump at the end as they drop out
-        d = on_grid(e, x, c, ["variant"], common=True, common_start=c in common_start)
+        groups = [g for _, g in e.groupby("variant")] if end_per_variant else [e]
+        d = pd.concat([on_grid(g, x, c, ["variant"], common=True, common_start=c in common_start) for g in groups],
+                      ignore_index=True)
         sns.lineplot(d, x=x, y=c, hue="variant", hue_order=_order(d["variant"]), errorbar=BAND, ax=ax, **BOOT)
         ax.set_title((titles or {}).get(c, c))
         ax.set_ylabel((titles or {}).get(c, c))
@@ -331,12 +334,15 @@ def draw_lambda(df, fig):
     titles = {"entropy": f"policy entropy (dashed: β = −|A| = {beta_text})" if betas else "policy entropy",
               "lambda": "λ (temperature)"}
     data = _metric_panels(fig, e, "updates", ("entropy", "lambda"), titles=titles, log_y=("lambda",),
-                          xlabel="gradient updates (pretraining, then online)")
+                          xlabel="gradient updates (dotted: end of pretraining)", end_per_variant=True)
     entropy_ax, lambda_ax = fig.axes[:2]
     entropy_ax.set_ylabel("entropy (nats)")
     lambda_ax.set_ylabel("λ")
     for b in betas if "entropy" in e else []:
         entropy_ax.axhline(b, color="grey", ls="--", lw=0.8)
+    switch = e.loc[e["phase"] == "pretrain", "updates"].max() if "updates" in e else np.nan
+    for ax in (entropy_ax, lambda_ax) if pd.notna(switch) else ():
+        ax.axvline(switch, color="grey", ls=":", lw=0.8)
     return data
 
 

@@ -652,17 +652,23 @@ def test_lambda_figure_marks_beta_of_the_datasets_action_space():
     """Fig. 12's claim is that entropy reaches beta = -|A| from any lambda0: on walker2d (|A| = 6)
     the entropy panel carries a dashed line at -6 and says so."""
     import matplotlib.pyplot as plt
+    # lambda0=1's run goes on to 300 updates (short episodes: more rounds for the same samples)
     rows = [{"run_id": f"l{l0}", "dataset": "walker2d-medium", "method": "odt", "variant": f"lambda0={l0}",
              "status": "complete", "phase": phase, "updates": u, "online_samples": 0, "step": u,
              "entropy": -1.0 - u / 100, "lambda": l0 / (1 + u)}
-            for l0 in (0.1, 1) for phase, u in (("pretrain", 10), ("pretrain", 50), ("online", 100))]
+            for l0 in (0.1, 1) for phase, u in (("pretrain", 10), ("pretrain", 50), ("online", 100), ("online", 300))
+            if not (l0 == 0.1 and u == 300)]
     fig = plt.figure()
-    plots.draw_lambda(pd.DataFrame(rows), fig)
+    data = plots.draw_lambda(pd.DataFrame(rows), fig)
     entropy_ax, lambda_ax = fig.axes[:2]
     flat = [line.get_ydata() for line in entropy_ax.lines if len(set(line.get_ydata())) == 1]
     assert any(np.allclose(y, -6.0) for y in flat)
     assert "β = −|A| = −6" in entropy_ax.get_title()
     assert lambda_ax.get_yscale() == "log"
+    upright = [line.get_xdata() for line in lambda_ax.lines if len(set(line.get_xdata())) == 1]
+    assert any(np.allclose(x, 50) for x in upright)  # the end of pretraining, dotted
+    ends = data[data.metric == "lambda"].groupby("variant").updates.max().to_dict()
+    assert ends == {"lambda0=0.1": 100, "lambda0=1": 300}  # each variant to its own end, not the shortest's
     plt.close(fig)
 
 
