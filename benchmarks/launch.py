@@ -383,9 +383,9 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
     for s in order_for_sharing(pending, sharing, opts.parallel if kind != "slurm" else opts.array_parallelism):
         groups.setdefault((s.preset, s.experiment), []).append(s)
     # runs another live launch holds are not ours to start, but their pretraining is ours to wait on
-    held = set(report.held)
-    unfinished = pending + [s for s in specs if s.run_id in held]
-    waits = (pretraining_waits(root, unfinished, pretraining_groups(unfinished)) if opts.reuse_pretraining
+    held_ids = set(report.held)
+    held = [s for s in specs if s.run_id in held_ids]
+    waits = (pretraining_waits(root, pending + held, sharing + pretraining_groups(held)) if opts.reuse_pretraining
              else (lambda spec: False))
 
     bar = tqdm(total=len(pending), desc="runs", unit="run", disable=not progress, dynamic_ncols=True)
