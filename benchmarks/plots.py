@@ -340,7 +340,7 @@ def draw_lambda(df, fig):
     lambda_ax.set_ylabel("λ")
     for b in betas if "entropy" in e else []:
         entropy_ax.axhline(b, color="grey", ls="--", lw=0.8)
-    switch = e.loc[e["phase"] == "pretrain", "updates"].max() if "updates" in e else np.nan
+    switch = e.loc[e["phase"] == "pretrain", "updates"].max() if {"phase", "updates"} <= set(e) else np.nan
     for ax in (entropy_ax, lambda_ax) if pd.notna(switch) else ():
         ax.axvline(switch, color="grey", ls=":", lw=0.8)
     return data
