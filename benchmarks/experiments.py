@@ -170,8 +170,10 @@ def _stoch_variants(m: str, d: str, p: str):
 
 
 # PROTOCOL-antmaze-sizing-cpu.md: DT's and ODT's curves run to 8x the cpu preset's 2500 offline
-# updates (~30 min of one core, the bound), evaluated every 2500; IQL runs the preset's own
-# offline phase (1.8e5 updates at cpu), evaluated every 1e4, with no online phase
+# updates, evaluated every 2500 (ODT's seed 100: 51 min of one core with its 100-episode
+# evaluations; the issue's ~30 min bound is read at the budget the rule picks, not at the curve's
+# end); IQL runs the preset's own offline phase (1.8e5 updates at cpu), evaluated every 1e4, with
+# no online phase
 ANTMAZE_SIZING_UPDATES = 20_000
 ANTMAZE_SIZING_EVERY = 2500
 
