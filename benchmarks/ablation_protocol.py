@@ -32,7 +32,7 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
-from benchmarks.experiments import ACTION_DIMS
+from benchmarks.experiments import target_entropy
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
@@ -167,7 +167,7 @@ def fig2_convergence(data: Data) -> list[Comparison]:
     curves = data.curves["table1"]
     odt = curves[(curves.method == "odt") & (curves.dataset == "hopper-medium")]
     last = last_row(odt).set_index("seed").sort_index()
-    beta = -float(ACTION_DIMS["hopper"])
+    beta = target_entropy("hopper-medium")
     gap = last.entropy.astype(float) - beta
     ratio = last["lambda"].astype(float) / last["lambda_init"].astype(float)
     e_gap = bootstrap_combination([(gap.to_numpy(), 1.0)], data.reps)
@@ -296,7 +296,7 @@ def fig12_lambda(data: Data) -> list[Comparison]:
     if curves.empty:
         return []
     last = last_row(curves)
-    beta = -float(ACTION_DIMS["walker2d"])
+    beta = target_entropy("walker2d-medium")
     means = last.groupby("variant")["lambda"].mean().astype(float)
     gap = (last.entropy.astype(float) - beta).abs()
     n = int(last.groupby("variant").size().min())

@@ -64,6 +64,13 @@ ANTMAZE = [d for d in known_datasets() if d.startswith("antmaze")]
 # |A| of the Gymnasium v5 locomotion tasks: the target entropy beta = -|A| (the paper's default),
 # drawn in the entropy panels and used by the entropy comparisons
 ACTION_DIMS = {"hopper": 3, "walker2d": 6, "halfcheetah": 6, "ant": 8}
+
+
+def target_entropy(dataset: str) -> float | None:
+    """beta = -|A|, the entropy ODT's temperature drives the policy to (the paper's default);
+    None for a dataset outside the four locomotion families."""
+    dims = ACTION_DIMS.get(dataset.split("-")[0])
+    return None if dims is None else -float(dims)
 # The paper's row order of Table 1.
 TABLE1_DATASETS = [
     "hopper-medium", "hopper-medium-replay", "walker2d-medium", "walker2d-medium-replay",

@@ -280,13 +280,18 @@ def pretraining_groups(specs: Sequence[RunSpec], configs: Sequence[Any] | None =
             for s, c in zip(specs, configs, strict=True)]
 
 
+def sharing_cell(spec: RunSpec, group: str | None) -> tuple[str, str, int] | None:
+    """The runs that compute one pretraining: same sharing group, dataset and seed (None: never shares)."""
+    return (group, spec.dataset, spec.seed) if group is not None else None
+
+
 def followers(specs: Sequence[RunSpec], groups: Sequence[str | None]) -> list[bool]:
-    """For each spec, whether an earlier spec of the list has the same (group, dataset, seed):
+    """For each spec, whether an earlier spec of the list has the same ``sharing_cell``:
     that run computes the pretraining and this one can start from its state."""
     seen: set[tuple[str, str, int]] = set()
     out = []
     for spec, group in zip(specs, groups, strict=True):
-        cell = (group, spec.dataset, spec.seed) if group is not None else None
+        cell = sharing_cell(spec, group)
         out.append(cell in seen)
         if cell is not None:
             seen.add(cell)
@@ -337,11 +342,11 @@ def pretraining_waits(root: Path, specs: Sequence[RunSpec], groups: Sequence[str
     Two launches of one experiment each order their own plan, so without this the second starts
     the follower of the run the first is pretraining and a core idles on the lock (session 26)."""
     cells: dict[tuple[str, str, int], list[RunSpec]] = {}
+    cell_of: dict[str, tuple[str, str, int]] = {}
     for spec, group in zip(specs, groups, strict=True):
-        if group is not None:
-            cells.setdefault((group, spec.dataset, spec.seed), []).append(spec)
-    cell_of = {spec.run_id: (group, spec.dataset, spec.seed)
-               for spec, group in zip(specs, groups, strict=True) if group is not None}
+        if (cell := sharing_cell(spec, group)) is not None:
+            cells.setdefault(cell, []).append(spec)
+            cell_of[spec.run_id] = cell
 
     def waits(spec: RunSpec) -> bool:
         cell = cell_of.get(spec.run_id)

@@ -32,7 +32,7 @@ from benchmarks import aggregate as agg  # noqa: E402
 from benchmarks import outputs  # noqa: E402
 from benchmarks import records as rec  # noqa: E402
 from benchmarks.antmaze_sizing import LEARNED as ANTMAZE_LEARNED  # noqa: E402
-from benchmarks.experiments import ACTION_DIMS, TABLE1_DATASETS  # noqa: E402
+from benchmarks.experiments import ACTION_DIMS, TABLE1_DATASETS, target_entropy  # noqa: E402
 from odt.checkpoint import atomic_write_bytes  # noqa: E402
 from odt.config import PRESETS  # noqa: E402
 
@@ -217,11 +217,6 @@ def convergence_runs(df: pd.DataFrame) -> pd.DataFrame:
     return df[(df.method == "odt") & (df.dataset == "hopper-medium")]
 
 
-def target_entropy(dataset: str) -> float:
-    """beta = -|A|, the entropy the temperature drives the policy to (the paper's default)."""
-    return -float(ACTION_DIMS[dataset.split("-")[0]])
-
-
 HOPPER_BETA = target_entropy("hopper-medium")
 
 
@@ -328,8 +323,8 @@ def draw_lambda(df, fig):
     """Fig. 12: entropy and lambda from each initial lambda; the entropy panel marks beta = -|A|
     (dashed), the value the claim says every run's entropy reaches whatever its lambda0."""
     e = evals(df)
-    betas = sorted({target_entropy(d) for d in e["dataset"].dropna().unique()
-                    if d.split("-")[0] in ACTION_DIMS}) if "dataset" in e else []
+    datasets = e["dataset"].dropna().unique() if "dataset" in e else []
+    betas = sorted({b for d in datasets if (b := target_entropy(d)) is not None})
     beta_text = ", ".join(f"−{-b:g}" for b in betas)
     titles = {"entropy": f"policy entropy (dashed: β = −|A| = {beta_text})" if betas else "policy entropy",
               "lambda": "λ (temperature)"}
