@@ -127,7 +127,13 @@ class WandbLogger:
         self.run.log(values, step=step)
 
     def close(self) -> None:
+        """Finish the run and shut the W&B service down: ``finish`` only informs the service, which
+        closes the offline ``.wandb`` file later, so without the teardown a reader (``wandb sync``,
+        a test) right after could find it half-written."""
+        import wandb
+
         self.run.finish()
+        wandb.teardown()
 
 
 def open_logger(kind: str, directory: Path, name: str, group: str | None = None,

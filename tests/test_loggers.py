@@ -61,7 +61,7 @@ def read_wandb(directory: Path) -> tuple[dict[str, dict[int, float]], str]:
     data, pos, buf, block = path.read_bytes(), 7, b"", 32768
     assert data[:4] == b":W&B"
     out: dict[str, dict[int, float]] = {}
-    name = ""
+    name, ended = "", False
     while pos + 7 <= len(data):
         if block - pos % block < 7:
             pos += block - pos % block
@@ -76,11 +76,13 @@ def read_wandb(directory: Path) -> tuple[dict[str, dict[int, float]], str]:
         buf = b""
         if record.WhichOneof("record_type") == "run":
             name = record.run.display_name
+        ended = ended or record.WhichOneof("record_type") == "exit"
         if record.WhichOneof("record_type") == "history":
             items = {i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in record.history.item}
             for key, value in items.items():
                 if not key.startswith("_") and key != "updates":
                     out.setdefault(key, {})[record.history.step.num] = float(value)
+    assert ended, f"{path}: no exit record; the logger returned before W&B closed the file"
     return out, name
 
 
