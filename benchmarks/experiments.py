@@ -34,6 +34,9 @@ Experiments (paper section in brackets):
 * ``iql_buffer`` (the protocol's variant S4): IQL with the published buffer, where 5k online
   samples end at 0.5% of it, against Table 1's IQL, whose online batches come from the newest
   25k transitions (the paper's 20% share).
+* ``control_pretraining`` (protocol P1m, ``PROTOCOL-control-pretraining-cpu.md``; not in the
+  paper): ``odt`` and ``odt-control`` on hopper-medium with 20k pretraining updates at the
+  ``cpu`` preset, the paper's 5000 x 256 sequences at batch 64, else Table 1's configuration.
 * ``finetune_lr`` (not in the paper): ODT finetuned at the paper's learning rate of Table C.4
   (``online.lr`` set explicitly), the diagnostic that changed the ``cpu`` preset: it used to
   raise LAMB rates below 1e-3 to 1e-3 for pretraining and finetuning alike, and now finetunes
@@ -55,7 +58,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from odt.config import PRESETS, ConfigError, known_datasets
+from odt.config import PRESETS, ConfigError, known_datasets, paper_config
 
 MINARI_PREFIX = "minari:"  # a local Minari dataset by its own id (benchmarks.datasets.minari_spec),
 # accepted by every experiment through --datasets; configured with its family's paper row
@@ -194,6 +197,17 @@ def _antmaze_sizing_variants(m: str, d: str, p: str):
                                                      eval_every_updates=ANTMAZE_SIZING_EVERY), ())]
 
 
+def _control_pretraining_variants(m: str, d: str, p: str):
+    """PROTOCOL-control-pretraining-cpu.md: the cpu preset's ODT and control with as many
+    pretraining sequences as the paper's (Table C.4's updates x its batch of 256, at the preset's
+    batch); other presets keep their own pretraining (smoke: a test of the wiring)."""
+    if p != "cpu":
+        return [("pretrain=preset", (), ())]
+    paper, preset = paper_config(d, "online"), _base(d, p)
+    updates = paper.pretrain_updates * paper.optim.batch_size // preset.optim.batch_size
+    return [(f"pretrain={updates}", _ov(pretrain_updates=updates), ())]
+
+
 ABLATION_FIRST_SEED = 20  # PROTOCOL-ablations-cpu.md: fresh seeds 20-24 (two-arm figures), 20-22 (sweeps)
 DT_SIZING_RATES = (1e-4, 3e-4, 1e-3)  # PROTOCOL-dt-sizing-cpu.md: the preset's 1e-4 and two raised rates
 G_EVAL_MULTIPLES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
@@ -290,6 +304,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("buffer_size", "Protocol PROTOCOL-buffer-cpu.md: ODT and its no-new-data control at three replay-buffer sizes",
                5, ("hopper-medium",), ("odt", "odt-control"), first_seed=10,
                variants=lambda m, d, p: [(f"buffer={n}", _ov(online__buffer_size=n), ()) for n in _buffer_sizes(p)]),
+    Experiment("control_pretraining", "Protocol P1m: ODT and its no-new-data control after the paper's amount of "
+               "pretraining (20k updates of 64 = 5000 of 256)",
+               10, ("hopper-medium",), ("odt", "odt-control"), variants=_control_pretraining_variants),
     Experiment("finetune_lr", "Diagnostic: ODT finetuned at the paper's learning rate (the cpu preset floors it at 1e-3)",
                5, ("hopper-medium",), ("odt",),
                variants=lambda m, d, p: [("online.lr=paper", _ov(online__lr=_paper_lr(d)), ())]),

@@ -334,6 +334,51 @@ def buffer_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps: int 
     return lines
 
 
+def pretraining_length_comparison(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str,
+                                  reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
+    """P1 after the preset's pretraining (``table1``) and after a longer one (``longer``, protocol
+    P1m): ODT − control paired by seed in each, and the longer minus the shorter (independent
+    groups); the end-of-pretraining score of the seeds in both, longer minus shorter (paired)."""
+    p1, p1m = (per_seed_difference(complete_runs(r, "odt", dataset), complete_runs(r, "odt-control", dataset),
+                                   "final_score") for r in (table1, longer))
+    pretrained = per_seed_difference(complete_runs(longer, "odt", dataset), complete_runs(table1, "odt", dataset),
+                                     "offline_score")
+    return {"p1": bootstrap_combination([(p1.to_numpy(), 1.0)], reps),
+            "p1m": bootstrap_combination([(p1m.to_numpy(), 1.0)], reps),
+            "p1m_minus_p1": bootstrap_combination([(p1m.to_numpy(), 1.0), (p1.to_numpy(), -1.0)], reps),
+            "pretrained_gain": bootstrap_combination([(pretrained.to_numpy(), 1.0)], reps)}
+
+
+def control_pretraining_lines(root: Path | str, preset: str, table1: pd.DataFrame,
+                              reps: int = BOOTSTRAP_REPS) -> list[str]:
+    """Protocol P1m (experiment ``control_pretraining``) beside Table 1's P1: no lines without its runs."""
+    longer = agg.load_runs(root, preset, "control_pretraining")
+    if not longer.empty:  # the datasets of the Table 1 runs summarised (--datasets)
+        longer = longer[longer.dataset.isin(set(table1.dataset))]
+    if longer.empty:
+        return []
+    lines = ["", "## P1 after the paper's amount of pretraining (protocol P1m, `control_pretraining`)", "",
+             "The same ODT and control as Table 1's, pretrained for 20k updates of 64 sequences (the paper's "
+             "5000 of 256) instead of 2500; verdict at 10 seeds (`PROTOCOL-control-pretraining-cpu.md`).", "",
+             "| dataset | runs | ODT final | control final | ODT − control (paired) | ODT gain in run "
+             "| control gain in run | updates ODT / control | samples ODT / control |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for dataset in dataset_order(longer):
+        for label, runs in (("Table 1 (2500 updates)", table1), ("P1m (20k updates)", longer)):
+            c = control_comparison(runs, dataset, reps)
+            odt, control = (complete_runs(runs, m, dataset) for m in ("odt", "odt-control"))
+            lines.append(f"| {dataset} | {label} | {c['odt_final'].text(False)} | {c['control_final'].text(False)} | "
+                         f"{c['odt_minus_control'].text()} | {c['odt_gain'].text()} | {c['control_gain'].text()} | "
+                         f"{odt.updates.mean():.0f} / {control.updates.mean():.0f} | "
+                         f"{odt.online_samples.mean():.0f} / {control.online_samples.mean():.0f} |")
+    lines += ["", "| dataset | P1m − P1 (independent groups) | end of pretraining: 20k − 2500 (ODT, paired by seed) |",
+              "|---|---|---|"]
+    for dataset in dataset_order(longer):
+        c = pretraining_length_comparison(table1, longer, dataset, reps)
+        lines.append(f"| {dataset} | {c['p1m_minus_p1'].text()} | {c['pretrained_gain'].text()} |")
+    return lines
+
+
 def wall_times(runs: pd.DataFrame) -> pd.DataFrame:
     """Minutes per complete run by method and dataset: mean, min, max, count."""
     ok = runs[runs.status == "complete"].assign(minutes=lambda d: d.wall_time / 60.0)
@@ -369,6 +414,7 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     lines += control_lines(runs, reps)
     lines += finetune_lr_lines(root, preset, runs, reps)
     lines += buffer_lines(root, preset, runs, reps, seeds)
+    lines += control_pretraining_lines(root, preset, runs, reps)
     lines += ["", "## Wall time per run (minutes; one CPU thread each, two runs at once)", "",
               "| method | dataset | mean | min | max | runs |", "|---|---|---|---|---|---|"]
     for _, r in wall_times(runs).iterrows():

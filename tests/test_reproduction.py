@@ -116,3 +116,25 @@ def test_pretraining_mismatches_name_the_seeds_where_odt_and_control_differ():
     same = runs.assign(offline_score=30.0)
     assert pretraining_mismatches(same, "hopper-medium") == {}
     assert not any("WARNING" in line for line in control_lines(same, reps=200))
+
+
+def test_control_pretraining_sets_p1_after_longer_pretraining_beside_table1s(monkeypatch):
+    from benchmarks import aggregate as agg
+    from benchmarks import reproduction
+    cols = ["method", "dataset", "status", "final_score", "offline_score", "wall_time", "seed"]
+    # Table 1: ODT 2 below its control on every seed; P1m: ODT 5 + s above it, pretrained 10 higher
+    table1 = [("odt", "hopper-medium", "complete", 50.0, 30.0, 1.0, s) for s in range(4)]
+    table1 += [("odt-control", "hopper-medium", "complete", 52.0, 30.0, 1.0, s) for s in range(4)]
+    longer = [("odt", "hopper-medium", "complete", 65.0 + s, 40.0, 1.0, s) for s in range(3)]
+    longer += [("odt-control", "hopper-medium", "complete", 60.0, 40.0, 1.0, s) for s in range(3)]
+    table1, longer = (pd.DataFrame(r, columns=cols).assign(updates=100, online_samples=5000) for r in (table1, longer))
+    c = reproduction.pretraining_length_comparison(table1, longer, "hopper-medium", reps=300)
+    assert c["p1"].mean == pytest.approx(-2.0) and c["p1"].n == 4
+    assert c["p1m"].mean == pytest.approx(6.0) and c["p1m"].n == 3  # 5, 6, 7
+    assert c["p1m_minus_p1"].mean == pytest.approx(8.0)
+    assert c["pretrained_gain"].mean == pytest.approx(10.0) and c["pretrained_gain"].n == 3  # seeds in both
+    monkeypatch.setattr(agg, "load_runs", lambda root, preset, experiment: longer)
+    lines = reproduction.control_pretraining_lines("r", "cpu", table1, reps=300)
+    assert sum("| hopper-medium |" in line for line in lines) == 3  # Table 1, P1m, their difference
+    assert any("P1m (20k updates)" in line and "+6.0" in line for line in lines)
+    assert reproduction.control_pretraining_lines("r", "cpu", table1.assign(dataset="walker2d-medium")) == []

@@ -327,3 +327,17 @@ def test_lr_wd_grids_contain_the_papers_own_cell(experiment, dataset, cell):
     for s in specs:  # one rate for pretraining and finetuning, the grid's weight decay applied
         o = dict(s.overrides)
         assert o["optim.lr"] == o["online.lr"] and f"wd={o['optim.weight_decay']:g}" in s.variant
+
+
+def test_control_pretraining_changes_only_the_pretraining_length_of_table1s_arms():
+    """P1m: as many pretraining sequences as the paper's hopper-medium row (5000 updates of 256,
+    Table C.4) at the cpu preset's batch of 64 = 20,000 updates; every other field is Table 1's."""
+    from odt.config import to_dict
+    specs = expand("control_pretraining", "cpu")
+    assert {(s.method, s.dataset) for s in specs} == {("odt", "hopper-medium"), ("odt-control", "hopper-medium")}
+    assert {s.seed for s in specs} == set(range(10)) and {s.variant for s in specs} == {"pretrain=20000"}
+    for s in specs:
+        longer = to_dict(method_config(s.method, s.dataset, "cpu", s.seed, s.overrides_dict))
+        table1 = to_dict(method_config(s.method, s.dataset, "cpu", s.seed, {}))
+        assert table1["pretrain_updates"] == 2500 and longer["pretrain_updates"] == 20_000
+        assert {k for k in table1 if table1[k] != longer[k]} == {"pretrain_updates"}
