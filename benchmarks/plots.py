@@ -27,6 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from benchmarks import aggregate as agg  # noqa: E402
 from benchmarks import outputs  # noqa: E402
@@ -403,6 +404,7 @@ def draw_antmaze_sizing(df, fig):
         sns.lineplot(sub, x="updates", y=y, hue="seed", hue_order=_order(sub["seed"]), marker="o",
                      estimator=None, errorbar=None, ax=ax)
         ax.axhline(ANTMAZE_LEARNED, color="grey", ls="--", lw=0.8)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k"))  # 180000 -> 180k
         ax.set_title(m)
         ax.set_ylabel("success rate (%)")
     return e[["run_id", "method", "seed", "updates", y]]
