@@ -29,6 +29,7 @@ from odt.config import (
     ODTConfig,
     apply_overrides,
     paper_config,
+    scale_antmaze_to_cpu,
     scale_to_cpu,
     scale_to_smoke,
 )
@@ -77,7 +78,7 @@ def dt_config(dataset: str, preset: str = "paper", seed: int = 0,
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
     cfg = dt_paper_config(dataset)
     if preset == "cpu":
-        cfg = scale_to_cpu(cfg)
+        cfg = scale_antmaze_to_cpu(scale_to_cpu(cfg), dataset)
         cfg = dataclasses.replace(cfg, optim=dataclasses.replace(cfg.optim, lr=CPU_DT_LR))
     elif preset == "smoke":
         cfg = scale_to_smoke(cfg)

@@ -46,6 +46,24 @@ def test_cpu_preset_raises_small_lamb_rates_for_pretraining_and_shortens_offline
     assert make_config("antmaze-umaze-diverse", "online", "cpu").model.embed_dim == 2 * online.model.embed_dim
 
 
+def test_cpu_antmaze_budgets_are_the_sizing_protocols_and_locomotion_keeps_its_own():
+    """PROTOCOL-antmaze-sizing-cpu.md's decision: on both AntMaze rows DT, ODT's offline protocol
+    and ODT's pretraining run 2e4 updates (8x the preset's 2500; ODT's pretraining was 7000 / 2),
+    evaluated every 2500; the cpu preset elsewhere, and the paper preset, are unchanged."""
+    from baselines.dt import dt_config
+    for d in ("antmaze-umaze", "antmaze-umaze-diverse"):
+        configs = (make_config(d, "offline", "cpu"), make_config(d, "online", "cpu"), dt_config(d, "cpu"))
+        assert [(c.pretrain_updates, c.eval_every_updates) for c in configs] == [(20_000, 2500)] * 3
+        assert configs[1].online.online_samples == 5000 and configs[0].online.online_samples == 0
+        assert make_config(d, "online", "paper").pretrain_updates == 7000
+        assert make_config(d, "offline", "paper").pretrain_updates == 100_000
+    expected = {"hopper-medium": (2500, 2500), "walker2d-medium": (2500, 5000), "ant-medium-replay": (2500, 5000)}
+    for d, (offline, online) in expected.items():
+        assert make_config(d, "offline", "cpu").pretrain_updates == offline == dt_config(d, "cpu").pretrain_updates
+        assert make_config(d, "online", "cpu").pretrain_updates == online
+        assert make_config(d, "online", "cpu").eval_every_updates == 1000
+
+
 def test_overrides_and_errors_name_the_field():
     cfg = make_config("hopper-medium", "online", "smoke", {"model.embed_dim": "64", "online.hindsight_relabel": "off"})
     assert cfg.model.embed_dim == 64 and cfg.online.hindsight_relabel is False
