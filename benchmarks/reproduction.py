@@ -364,14 +364,14 @@ def control_pretraining_lines(root: Path | str, preset: str, table1: pd.DataFram
              "| control gain in run | updates ODT / control | samples ODT / control |",
              "|---|---|---|---|---|---|---|---|---|"]
     for dataset in dataset_order(longer):
-        for label, runs in (("Table 1 (2500 updates)", table1), ("P1m (20k updates)", longer)):
+        for label, runs in (("Table 1 (the preset's pretraining)", table1), ("P1m (the paper's amount)", longer)):
             c = control_comparison(runs, dataset, reps)
             odt, control = (complete_runs(runs, m, dataset) for m in ("odt", "odt-control"))
             lines.append(f"| {dataset} | {label} | {c['odt_final'].text(False)} | {c['control_final'].text(False)} | "
                          f"{c['odt_minus_control'].text()} | {c['odt_gain'].text()} | {c['control_gain'].text()} | "
                          f"{odt.updates.mean():.0f} / {control.updates.mean():.0f} | "
                          f"{odt.online_samples.mean():.0f} / {control.online_samples.mean():.0f} |")
-    lines += ["", "| dataset | P1m − P1 (independent groups) | end of pretraining: 20k − 2500 (ODT, paired by seed) |",
+    lines += ["", "| dataset | P1m − P1 (independent groups) | end of pretraining: P1m − Table 1 (ODT, paired by seed) |",
               "|---|---|---|"]
     for dataset in dataset_order(longer):
         c = pretraining_length_comparison(table1, longer, dataset, reps)

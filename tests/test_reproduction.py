@@ -136,5 +136,5 @@ def test_control_pretraining_sets_p1_after_longer_pretraining_beside_table1s(mon
     monkeypatch.setattr(agg, "load_runs", lambda root, preset, experiment: longer)
     lines = reproduction.control_pretraining_lines("r", "cpu", table1, reps=300)
     assert sum("| hopper-medium |" in line for line in lines) == 3  # Table 1, P1m, their difference
-    assert any("P1m (20k updates)" in line and "+6.0" in line for line in lines)
+    assert any("P1m (the paper's amount)" in line and "+6.0" in line for line in lines)
     assert reproduction.control_pretraining_lines("r", "cpu", table1.assign(dataset="walker2d-medium")) == []
