@@ -194,6 +194,16 @@ def pretraining_mismatches(runs: pd.DataFrame, dataset: str) -> dict[int, float]
     return {int(s): float(v) for s, v in diffs.items() if v != 0}
 
 
+def control_cells(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> str:
+    """One dataset's ODT-against-control cells, from "ODT final" to "samples ODT / control"."""
+    c = control_comparison(runs, dataset, reps)
+    odt, control = (complete_runs(runs, m, dataset) for m in ("odt", "odt-control"))
+    return (f"{c['odt_final'].text(False)} | {c['control_final'].text(False)} | "
+            f"{c['odt_minus_control'].text()} | {c['odt_gain'].text()} | {c['control_gain'].text()} | "
+            f"{odt.updates.mean():.0f} / {control.updates.mean():.0f} | "
+            f"{odt.online_samples.mean():.0f} / {control.online_samples.mean():.0f}")
+
+
 def control_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
     """The control section (no lines if no dataset has both ``odt`` and ``odt-control`` runs)."""
     both = [d for d in dataset_order(runs) if not complete_runs(runs, "odt-control", d).empty
@@ -207,13 +217,7 @@ def control_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
              "control gain in run | updates ODT / control | samples ODT / control |",
              "|---|---|---|---|---|---|---|---|"]
     for d in both:
-        c = control_comparison(runs, d, reps)
-        odt, control = (complete_runs(runs, m, d) for m in ("odt", "odt-control"))
-        lines.append(
-            f"| {d} | {c['odt_final'].text(False)} | {c['control_final'].text(False)} | "
-            f"{c['odt_minus_control'].text()} | {c['odt_gain'].text()} | {c['control_gain'].text()} | "
-            f"{odt.updates.mean():.0f} / {control.updates.mean():.0f} | "
-            f"{odt.online_samples.mean():.0f} / {control.online_samples.mean():.0f} |")
+        lines.append(f"| {d} | {control_cells(runs, d, reps)} |")
         if differing := pretraining_mismatches(runs, d):
             seeds = ", ".join(f"{s} ({diff:+.1f})" for s, diff in differing.items())
             lines.append(f"| {d}: WARNING | end-of-pretraining scores of ODT and control differ on seeds "
@@ -270,11 +274,21 @@ def rate_comparison(base: pd.DataFrame, other: pd.DataFrame, dataset: str,
             "other_final": bootstrap_combination([(b.final_score, 1.0)], reps)}
 
 
+def side_runs(root: Path | str, preset: str, experiment: str, table1: pd.DataFrame,
+              seeds: Sequence[int] | None = None) -> pd.DataFrame:
+    """An experiment's runs set beside Table 1's: those of the datasets (and, if given, the seeds)
+    of the Table 1 runs summarised (--datasets, --seeds)."""
+    runs = agg.load_runs(root, preset, experiment)
+    if not runs.empty:
+        runs = runs[runs.dataset.isin(set(table1.dataset))]
+        if seeds:
+            runs = runs[runs.seed.isin(list(seeds))]
+    return runs
+
+
 def finetune_lr_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
     """The ``finetune_lr`` diagnostic against table1's ODT runs (no lines if it has no runs)."""
-    other = agg.load_runs(root, preset, "finetune_lr")
-    if not other.empty:  # the datasets of the Table 1 runs summarised (--datasets)
-        other = other[other.dataset.isin(set(table1.dataset))]
+    other = side_runs(root, preset, "finetune_lr", table1)
     if other.empty:
         return []
     lines = ["", "## ODT finetuned at the paper's learning rate (`finetune_lr`) against Table 1's ODT", "",
@@ -314,11 +328,7 @@ def buffer_comparison(table1: pd.DataFrame, published: pd.DataFrame, dataset: st
 def buffer_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps: int = BOOTSTRAP_REPS,
                  seeds: Sequence[int] | None = None) -> list[str]:
     """The S4 section: IQL's ``published`` buffer against ``share`` (no lines without ``iql_buffer`` runs)."""
-    published = agg.load_runs(root, preset, "iql_buffer")
-    if not published.empty:  # the same datasets and seeds as the Table 1 runs summarised
-        published = published[published.dataset.isin(set(table1.dataset))]
-        if seeds:
-            published = published[published.seed.isin(list(seeds))]
+    published = side_runs(root, preset, "iql_buffer", table1, seeds)
     if published.empty:
         return []
     lines = ["", "## IQL's published buffer against the `share` window (protocol S4, experiment `iql_buffer`)", "",
@@ -352,9 +362,7 @@ def pretraining_length_comparison(table1: pd.DataFrame, longer: pd.DataFrame, da
 def control_pretraining_lines(root: Path | str, preset: str, table1: pd.DataFrame,
                               reps: int = BOOTSTRAP_REPS) -> list[str]:
     """Protocol P1m (experiment ``control_pretraining``) beside Table 1's P1: no lines without its runs."""
-    longer = agg.load_runs(root, preset, "control_pretraining")
-    if not longer.empty:  # the datasets of the Table 1 runs summarised (--datasets)
-        longer = longer[longer.dataset.isin(set(table1.dataset))]
+    longer = side_runs(root, preset, "control_pretraining", table1)
     if longer.empty:
         return []
     lines = ["", "## P1 after the paper's amount of pretraining (protocol P1m, `control_pretraining`)", "",
@@ -365,12 +373,7 @@ def control_pretraining_lines(root: Path | str, preset: str, table1: pd.DataFram
              "|---|---|---|---|---|---|---|---|---|"]
     for dataset in dataset_order(longer):
         for label, runs in (("Table 1 (the preset's pretraining)", table1), ("P1m (the paper's amount)", longer)):
-            c = control_comparison(runs, dataset, reps)
-            odt, control = (complete_runs(runs, m, dataset) for m in ("odt", "odt-control"))
-            lines.append(f"| {dataset} | {label} | {c['odt_final'].text(False)} | {c['control_final'].text(False)} | "
-                         f"{c['odt_minus_control'].text()} | {c['odt_gain'].text()} | {c['control_gain'].text()} | "
-                         f"{odt.updates.mean():.0f} / {control.updates.mean():.0f} | "
-                         f"{odt.online_samples.mean():.0f} / {control.online_samples.mean():.0f} |")
+            lines.append(f"| {dataset} | {label} | {control_cells(runs, dataset, reps)} |")
     lines += ["", "| dataset | P1m − P1 (independent groups) | end of pretraining: P1m − Table 1 (ODT, paired by seed) |",
               "|---|---|---|"]
     for dataset in dataset_order(longer):
