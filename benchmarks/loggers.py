@@ -127,13 +127,23 @@ class WandbLogger:
         self.run.log(values, step=step)
 
     def close(self) -> None:
-        """Finish the run and shut the W&B service down: ``finish`` only informs the service, which
-        closes the offline ``.wandb`` file later, so without the teardown a reader (``wandb sync``,
-        a test) right after could find it half-written."""
+        """Finish the run and, unless another W&B run of this process is still open (a caller's
+        own run), shut the W&B service down: ``finish`` only informs the service, which closes the
+        offline ``.wandb`` file later, so without the teardown a reader (``wandb sync``, a test)
+        right after could find it half-written. With another run open the teardown would end that
+        run too, so it is left to the caller's own ``finish``/``teardown`` or the process's exit."""
         import wandb
 
         self.run.finish()
-        wandb.teardown()
+        if not _other_wandb_run_open():
+            wandb.teardown()
+
+
+def _other_wandb_run_open() -> bool:
+    """Whether this process has a W&B run not yet finished (wandb 0.31's setup singleton tracks them)."""
+    from wandb.sdk import wandb_setup
+
+    return wandb_setup.singleton().most_recent_active_run is not None
 
 
 def open_logger(kind: str, directory: Path, name: str, group: str | None = None,

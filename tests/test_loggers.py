@@ -166,3 +166,27 @@ def test_tensorboard_or_wandb_missing_or_unknown_is_a_clear_error(monkeypatch, t
         require_loggers(["mlflow"])
     assert export_main(["--results", str(tmp_path), "--to", "tensorboard", "--out", str(tmp_path / "o")]) == 2
     assert "no run directory" in capsys.readouterr().err
+
+
+def test_closing_the_wandb_logger_leaves_a_callers_own_run_working(tmp_path, monkeypatch):
+    """A user's own W&B run, open in the same process, still logs and finishes after our logger
+    closes (a service teardown would end it with AlreadyJoinedError); once the caller finishes and
+    tears down, our run's offline file is complete."""
+    import wandb
+
+    from benchmarks.loggers import WandbLogger, WandbSettings
+
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    (tmp_path / "user").mkdir()
+    user = wandb.init(project="user", mode="offline", dir=str(tmp_path / "user"), reinit="create_new",
+                      settings=wandb.Settings(silent=True, console="off"))
+    ours = WandbLogger(WandbSettings(tmp_path / "ours", "ours-run"))
+    ours.log(ROWS[0])
+    ours.close()
+    user.log({"user/x": 1.0})
+    user.finish()
+    wandb.teardown()
+    seen, name = read_wandb(tmp_path / "ours")
+    assert name == "ours-run"
+    assert seen["pretrain/score_mean"] == {10: 12.5}
