@@ -597,8 +597,20 @@ def forge_in_child(name: str, argv: list[str]) -> None:
 # ---------------------------------------------------------------------------------------------
 CPU_CORE_FLOPS = 4e10  # effective FLOP/s of one core: 38-46 measured for the cpu preset's ODT, DT, IQL and SAC runs
 GPU_FLOPS = 2.0e13  # nominal effective FLOP/s of one modern GPU on this model (rough)
-EPISODE_FRACTION = 0.5  # mean exploration episode length assumed, as a fraction of the cap
-ENV_STEP_S = 3e-4  # seconds per MuJoCo step with a policy forward, CPU
+EPISODE_FRACTION = 0.5  # mean locomotion episode length assumed, as a fraction of the cap
+ENV_STEP_S = 3e-4  # seconds per MuJoCo locomotion step with a policy forward, CPU
+# AntMaze: 70 s of one core per evaluation of 100 episodes x 700 steps (session-28 sizing records);
+# its episodes end only at the goal, which few reach at this scale, so they are counted at the cap
+ANTMAZE_STEP_S = 1e-3
+
+
+def is_goal_reaching(dataset: str) -> bool:
+    return dataset.startswith("antmaze")
+
+
+def env_step_seconds(dataset: str) -> float:
+    """CPU seconds of one environment step with a policy forward on ``dataset``'s environment."""
+    return ANTMAZE_STEP_S if is_goal_reaching(dataset) else ENV_STEP_S
 
 
 @dataclass
@@ -607,17 +619,18 @@ class Estimate:
     updates: float = 0.0
     env_steps: float = 0.0
     flops: float = 0.0
+    env_seconds: float = 0.0  # CPU seconds of the environment steps (their cost differs by domain)
     rough: list[str] = field(default_factory=list)  # methods whose config layout is not known
     shared_runs: int = 0  # runs that start from another run's pretraining (not counted again)
 
     @property
     def cpu_hours(self) -> float:
         """CPU core-hours (one thread per run)."""
-        return (self.flops / CPU_CORE_FLOPS + self.env_steps * ENV_STEP_S) / 3600
+        return (self.flops / CPU_CORE_FLOPS + self.env_seconds) / 3600
 
     @property
     def gpu_hours(self) -> float:
-        return (self.flops / GPU_FLOPS + self.env_steps * ENV_STEP_S) / 3600
+        return (self.flops / GPU_FLOPS + self.env_seconds) / 3600
 
     def wall_hours(self, kind: str, opts: LaunchOptions, gpu: bool = False) -> float:
         """Rough wall-clock hours of these runs on executor ``kind``: locally ``parallel`` runs
@@ -678,10 +691,17 @@ def _odt_update_flops(cfg: Any) -> float:
     return _transformer_update_flops(cfg.optim.batch_size, m.context_len, m.n_layers, m.embed_dim)
 
 
-def _ep_len(cfg: Any) -> float:
-    # exploration episodes of half the cap (hopper-medium at the cpu preset: 380 of 1000 on
-    # average; HalfCheetah always runs to the cap): rounds are what online time depends on
-    return EPISODE_FRACTION * getattr(cfg.model, "max_ep_len", 1000)
+def _ep_len(cfg: Any, dataset: str = "") -> float:
+    # locomotion: episodes of half the cap (hopper-medium at the cpu preset: 380 of 1000 on
+    # average; HalfCheetah always runs to the cap): rounds are what online time depends on;
+    # goal-reaching (AntMaze): the cap
+    cap = getattr(cfg.model, "max_ep_len", 1000)
+    return cap if is_goal_reaching(dataset) else EPISODE_FRACTION * cap
+
+
+def _eval_len(dataset: str) -> float:
+    """Evaluation episode length of the generic (non-ODT) layout: the environment's cap."""
+    return 700 if is_goal_reaching(dataset) else 1000
 
 
 def _generic(cfg: Any) -> tuple[dict[str, Any], float, float]:
@@ -693,10 +713,11 @@ def _generic(cfg: Any) -> tuple[dict[str, Any], float, float]:
     return d, offline, 6.0 * batch * 3 * 2 * hidden * hidden
 
 
-def estimate_run(cfg: Any) -> tuple[float, float, float, bool]:
-    """(gradient updates, environment steps, FLOPs, exact-layout?) of one run's config."""
+def estimate_run(cfg: Any, dataset: str = "") -> tuple[float, float, float, bool]:
+    """(gradient updates, environment steps, FLOPs, exact-layout?) of one run's config on ``dataset``
+    (its domain sets the episode lengths)."""
     if _odt_layout(cfg):
-        o, ep_len = cfg.online, _ep_len(cfg)
+        o, ep_len = cfg.online, _ep_len(cfg, dataset)
         rounds = o.online_samples / ep_len
         updates = cfg.pretrain_updates + rounds * o.updates_per_round
         evals = cfg.pretrain_updates / cfg.eval_every_updates + rounds / o.eval_every_rounds + 1
@@ -708,19 +729,20 @@ def estimate_run(cfg: Any) -> tuple[float, float, float, bool]:
     episodes = _first(d, ("eval_episodes",), 10)
     evals = (offline / _first(d, ("eval_every_updates",), math.inf)
              + online / _first(d, ("eval_every_samples", "eval_every"), math.inf) + 1)
-    env_steps = online + evals * episodes * 1000  # full-length evaluation episodes
+    env_steps = online + evals * episodes * _eval_len(dataset)  # full-length evaluation episodes
     return updates, env_steps, updates * per_update, False
 
 
-def estimate_pretraining(cfg: Any) -> tuple[float, float, float]:
+def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, float]:
     """(gradient updates, environment steps, FLOPs) of the pretraining part of ``estimate_run``:
     the offline updates and the evaluations made during them (not the final one)."""
     if _odt_layout(cfg):
         updates = cfg.pretrain_updates
-        env_steps = cfg.pretrain_updates / cfg.eval_every_updates * cfg.eval_episodes * _ep_len(cfg)
+        env_steps = cfg.pretrain_updates / cfg.eval_every_updates * cfg.eval_episodes * _ep_len(cfg, dataset)
         return updates, env_steps, updates * _odt_update_flops(cfg)
     d, offline, per_update = _generic(cfg)
-    env_steps = offline / _first(d, ("eval_every_updates",), math.inf) * _first(d, ("eval_episodes",), 10) * 1000
+    env_steps = (offline / _first(d, ("eval_every_updates",), math.inf) * _first(d, ("eval_episodes",), 10)
+                 * _eval_len(dataset))
     return offline, env_steps, offline * per_update
 
 
@@ -733,13 +755,14 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True) -> Estima
     configs = [spec_config(s) for s in specs]
     groups = pretraining_groups(specs, configs) if reuse_pretraining else [None] * len(specs)
     for s, cfg, follower in zip(specs, configs, followers(specs, groups), strict=True):
-        u, e, f, exact = estimate_run(cfg)
+        u, e, f, exact = estimate_run(cfg, s.dataset)
         if follower:
-            pu, pe, pf = estimate_pretraining(cfg)
+            pu, pe, pf = estimate_pretraining(cfg, s.dataset)
             u, e, f = u - pu, e - pe, f - pf
             est.shared_runs += 1
         est.updates += u
         est.env_steps += e
+        est.env_seconds += e * env_step_seconds(s.dataset)
         est.flops += f
         if not exact:
             est.rough.append(s.method)

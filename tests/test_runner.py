@@ -101,6 +101,22 @@ def test_estimate_counts_updates_and_env_steps_of_the_paper_config():
     assert est.runs == 10 and "hours" in est.describe() and est.cpu_hours > 100 * est.gpu_hours
 
 
+def test_antmaze_estimate_counts_its_evaluations_at_the_cap_and_at_antmaze_step_cost():
+    """AntMaze episodes end only at the goal: an evaluation of 100 episodes is 100 x 700 steps
+    (~70 s of one core in the session-28 records); locomotion keeps episodes of half the cap."""
+    from benchmarks.launch import ANTMAZE_STEP_S, ENV_STEP_S
+
+    cfg = make_config("antmaze-umaze", "offline", "cpu")  # 2e4 updates, evaluated every 2500
+    _, env_steps, _, _ = estimate_run(cfg, "antmaze-umaze")
+    assert env_steps == pytest.approx((20000 / 2500 + 1) * 100 * 700)
+    (spec,) = expand("table1", "cpu", seeds=1, datasets=["antmaze-umaze"], methods=["odt-offline"])
+    assert estimate([spec]).env_seconds == pytest.approx(9 * 100 * 700 * ANTMAZE_STEP_S)
+    hopper = make_config("hopper-medium", "offline", "cpu")  # 2500 updates, evaluated every 1000
+    assert estimate_run(hopper, "hopper-medium")[1] == pytest.approx((2500 / 1000 + 1) * 10 * 500)
+    (spec,) = expand("table1", "cpu", seeds=1, datasets=["hopper-medium"], methods=["odt-offline"])
+    assert estimate([spec]).env_seconds == pytest.approx(3.5 * 10 * 500 * ENV_STEP_S)
+
+
 # ----- running -------------------------------------------------------------------------------
 def _spec(method="odt", seed=0, overrides=(), experiment="t"):
     return RunSpec(experiment, method, "hopper-medium", seed, "smoke", tuple(overrides))
