@@ -140,6 +140,20 @@ def _legend_with_seed_counts(ax: plt.Axes, data: pd.DataFrame, hue: str, per: st
             text.set_text(f"{text.get_text()} (n={counts[text.get_text()]})")
 
 
+# one colour per method in every figure (ODT is the same orange in Table 1's curves and beside its
+# control); other hues (variants, datasets, settings) take the default palette in their order
+METHOD_COLORS = dict(zip(("iql", "odt", "sac", "dt", "odt-control", "odt-offline"),
+                         sns.color_palette("deep", n_colors=6)))
+
+
+def hue_colors(order: list, hue: str) -> dict:
+    """{hue value: colour}: the fixed METHOD_COLORS where ``hue`` is the method, else the default
+    palette in ``order``."""
+    if hue == "method" and all(h in METHOD_COLORS for h in order):
+        return {h: METHOD_COLORS[h] for h in order}
+    return dict(zip(order, sns.color_palette(n_colors=len(order))))
+
+
 def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = None,
             x: str = "online_samples") -> pd.DataFrame:
     e = evals(df)
@@ -159,7 +173,7 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
     for ax in axes[len(facets):]:
         ax.set_visible(False)
     order = _order(data[hue])
-    colors = dict(zip(order, sns.color_palette(n_colors=len(order))))  # one colour per hue in every panel
+    colors = hue_colors(order, hue)  # one colour per hue in every panel
     for ax, f, sub in zip(axes, facets, parts):
         present = [h for h in order if h in set(sub[hue])]  # a panel's legend names only what it draws
         sns.lineplot(sub, x=x, y=y, hue=hue, hue_order=present, palette={h: colors[h] for h in present},
@@ -179,13 +193,14 @@ def _means_with_seeds(ax, data: pd.DataFrame, x: str, y: str, order: list, hue: 
     """Each arm's mean with its 95% bootstrap interval, and beside it every seed as a faint dot.
     seaborn jitters the dots with numpy's global generator; it is seeded here and put back after,
     so the figure's bytes depend on the data only and nothing else's randomness is touched."""
+    palette = hue_colors(hue_order, hue) if hue == "method" and hue_order else None
     sns.pointplot(data, x=x, y=y, hue=hue, order=order, hue_order=hue_order, errorbar=BAND, ax=ax,
-                  dodge=dodge or False, linestyle="none", color=color, **BARS_BOOT)
+                  dodge=dodge or False, linestyle="none", color=color, palette=palette, **BARS_BOOT)
     state = np.random.get_state()
     try:
         np.random.seed(STRIP_SEED)
         sns.stripplot(data, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=hue is not None,
-                      alpha=0.4, legend=False, ax=ax)
+                      alpha=0.4, legend=False, palette=palette, ax=ax)
     finally:
         np.random.set_state(state)
 

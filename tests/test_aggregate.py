@@ -602,6 +602,30 @@ def test_learning_curve_legends_count_runs_and_name_only_what_the_panel_draws():
     assert legends == {"hopper-medium": ["odt (n=3)", "sac (n=2)"], "antmaze-umaze": ["odt (n=1)"]}
 
 
+def test_a_method_has_one_colour_in_every_figure():
+    """ODT's line is the same colour in Table 1's curves (beside IQL and SAC) and beside its
+    control, and two methods never share one."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    def colours(draw, methods):
+        rows = [{"run_id": f"{m}-{s}", "dataset": "hopper-medium", "method": m, "status": "complete",
+                 "phase": "online", "online_samples": x, "score_mean": float(x + s)}
+                for m in methods for s in range(2) for x in (0, 50, 100)]
+        fig = plt.figure()
+        draw(pd.DataFrame(rows), fig)
+        (ax,) = [a for a in fig.axes if a.get_visible()]
+        found = {t.get_text().split(" ")[0]: to_hex(h.get_color())
+                 for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles, strict=True)}
+        plt.close(fig)
+        return found
+
+    table1 = colours(plots.draw_learning_curves, ["iql", "odt", "sac"])
+    control = colours(plots.draw_control, ["odt", "odt-control"])
+    assert table1["odt"] == control["odt"]
+    assert len(set(table1.values()) | {control["odt-control"]}) == 4
+
+
 def test_final_score_legends_count_runs_per_point_when_points_split_by_dataset():
     import matplotlib.pyplot as plt
     rows = []
