@@ -331,6 +331,9 @@ def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: 
             ax.set_xlabel(xlabel)
         if c in log_y:
             ax.set_yscale("log")
+            plain = FuncFormatter(lambda v, _: f"{v:g}")  # 0.4, 1, 2 rather than 4 x 10^-1
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(plain)
         parts.append(d.assign(metric=c).rename(columns={c: "value"}))
     return pd.concat(parts, ignore_index=True) if parts else e
 
