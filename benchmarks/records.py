@@ -128,6 +128,21 @@ def read_curve(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def progress_of(directory: Path) -> str:
+    """How far a started run had come at its last evaluation (``last evaluation at 12,000 updates,
+    0 online samples``), from its curve; '' before its first evaluation. A resumed run picks up
+    from its last checkpoint, at or after that point."""
+    try:
+        rows = read_curve(Path(directory) / CURVE)
+    except (OSError, json.JSONDecodeError):
+        return ""
+    if not rows:
+        return ""
+    last = rows[-1]
+    return (f"last evaluation at {int(last.get('updates') or 0):,} updates, "
+            f"{int(last.get('online_samples') or 0):,} online samples")
+
+
 def read_record(directory: Path) -> dict | None:
     path = Path(directory) / RECORD
     if not path.exists():

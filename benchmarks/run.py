@@ -14,8 +14,9 @@ runs, every dataset the plan needs is checked (on disk, readable, fitting its en
 some are not, nothing is launched and one message names each with the command that makes it
 (--make-datasets makes them first instead). A local plan estimated over 24 h needs --yes.
 
-A second call skips complete runs; partial runs resume from their checkpoints; failed runs are
-retried and, if they fail again, reported with their log path (the others still finish).
+A second call skips complete runs; partial runs resume from their checkpoints (--dry-run says how
+far each had come); failed runs are retried and, if they fail again, reported with their log
+path (the others still finish).
 """
 
 from __future__ import annotations
@@ -175,6 +176,10 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{args.experiment}: preset {preset} ({why}), {len(specs)} runs, {len(specs) - len(todo)} complete, "
           f"{len(todo)} to run, estimated wall time {format_hours(wall)} (executor: {kind})")
     print(f"results: {args.results}" + (f"; estimate: {est.describe()}" if todo else ""))
+    started = sum(status[s.run_id] == "partial" for s in todo)
+    if started:
+        print(f"{started} of the runs to run are partial: they resume from their last checkpoints "
+              f"(the estimate counts them from the start; --dry-run says how far each had come)")
     if todo and preset == "paper" and kind != "slurm" and not gpu:
         print("note: the paper preset is sized for GPUs; on a CPU try --preset cpu or --preset smoke")
     problems = dataset_problems([s for s in todo if _available(s.dataset)])
@@ -182,7 +187,9 @@ def _run(args: argparse.Namespace) -> int:
                                                       and s.dataset not in problems])
     if args.dry_run:
         for s in specs:
-            print(f"  {status[s.run_id]:9s} {rec.run_dir(args.results, s)}")
+            directory = rec.run_dir(args.results, s)
+            progress = rec.progress_of(directory) if status[s.run_id] == "partial" else ""
+            print(f"  {status[s.run_id]:9s} {directory}" + (f"  ({progress})" if progress else ""))
         if problems:
             print(_datasets_message(problems, args.make_datasets))
         for name, why in conflicts.items():

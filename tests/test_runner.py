@@ -264,6 +264,20 @@ def test_dry_run_prints_counts_and_runs_nothing(tmp_path, capsys):
     assert not any(tmp_path.iterdir())
 
 
+def test_dry_run_says_how_far_a_partial_run_had_come(tmp_path, capsys):
+    (first, *_) = expand("table1", "smoke", seeds=1, datasets=["hopper-medium"], methods=["odt"])
+    directory = rec.run_dir(tmp_path, first)
+    rec.write_json(directory / rec.SPEC, first.to_dict())
+    rec.write_curve(directory / rec.CURVE, [{"phase": "pretrain", "updates": 20, "online_samples": 0},
+                                            {"phase": "online", "updates": 1500, "online_samples": 2250}])
+    assert run_cli.main(["table1", "--preset", "smoke", "--seeds", "1", "--datasets", "hopper-medium",
+                         "--methods", "odt", "--results", str(tmp_path), "--dry-run", "--executor", "local"]) == 0
+    out = capsys.readouterr().out
+    assert "1 of the runs to run are partial" in out
+    (line,) = [x for x in out.splitlines() if first.run_id in x]
+    assert line.split()[0] == "partial" and line.endswith("(last evaluation at 1,500 updates, 2,250 online samples)")
+
+
 def test_cli_rejects_bad_names(tmp_path, capsys):
     assert run_cli.main(["table9", "--results", str(tmp_path)]) == 2
     assert "known: table1" in capsys.readouterr().err
