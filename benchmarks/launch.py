@@ -52,7 +52,7 @@ from benchmarks.job import (
     spec_config,
 )
 from benchmarks.loggers import require_loggers
-from odt.config import ConfigError
+from odt.config import ConfigError, domain_defaults
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
 
@@ -701,7 +701,7 @@ def _ep_len(cfg: Any, dataset: str = "") -> float:
 
 def _eval_len(dataset: str) -> float:
     """Evaluation episode length of the generic (non-ODT) layout: the environment's cap."""
-    return 700 if is_goal_reaching(dataset) else 1000
+    return domain_defaults(dataset)["max_ep_len"]
 
 
 def _generic(cfg: Any) -> tuple[dict[str, Any], float, float]:
