@@ -330,12 +330,21 @@ def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: 
         if xlabel:
             ax.set_xlabel(xlabel)
         if c in log_y:
-            ax.set_yscale("log")
-            plain = FuncFormatter(lambda v, _: f"{v:g}")  # 0.4, 1, 2 rather than 4 x 10^-1
-            ax.yaxis.set_major_formatter(plain)
-            ax.yaxis.set_minor_formatter(plain)
+            _plain_log_y(ax)
         parts.append(d.assign(metric=c).rename(columns={c: "value"}))
     return pd.concat(parts, ignore_index=True) if parts else e
+
+
+def _plain_log_y(ax: plt.Axes) -> None:
+    """A log y axis labelled 0.4, 1, 2 rather than 4 x 10^-1; the minor ticks are labelled only
+    while the axis spans less than a decade (wider, their labels would overlap)."""
+    def minor(v, _):
+        low, high = ax.get_ylim()
+        return f"{v:g}" if high < 10 * low else ""
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
 
 
 def draw_lambda(df, fig):

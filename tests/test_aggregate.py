@@ -626,6 +626,22 @@ def test_a_method_has_one_colour_in_every_figure():
     assert len(set(table1.values()) | {control["odt-control"]}) == 4
 
 
+def test_log_axes_label_plain_numbers_and_no_crowded_minor_ticks():
+    import matplotlib.pyplot as plt
+
+    def labels(low, high):
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [low, high])
+        plots._plain_log_y(ax)
+        fig.canvas.draw()
+        ticks = [t.get_text() for t in ax.get_yticklabels(minor=True) if t.get_text()]
+        plt.close(fig)
+        return ticks
+
+    assert {"0.4", "2"} <= set(labels(0.35, 2.0))  # a lambda that falls from 2 to 0.35
+    assert labels(0.1, 100) == []  # lambda0 = 100 beside 1: three decades, majors only
+
+
 def test_final_score_legends_count_runs_per_point_when_points_split_by_dataset():
     import matplotlib.pyplot as plt
     rows = []
