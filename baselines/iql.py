@@ -48,6 +48,7 @@ from odt.config import (
     ConfigError,
     apply_overrides,
     domain_defaults,
+    is_antmaze,
     is_finite,
     is_rate,
     is_size,
@@ -147,7 +148,7 @@ def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
     cfg = IQLConfig(seed=seed, eval_episodes=domain_defaults(dataset)["eval_episodes"])
     if dataset.startswith("ant-"):
         cfg = dataclasses.replace(cfg, domain="ant")
-    if dataset.startswith("antmaze"):
+    if is_antmaze(dataset):
         cfg = dataclasses.replace(cfg, domain="antmaze", expectile=0.9, temperature=10.0,
                                   buffer_size=2_000_000)
     if preset == "cpu":

@@ -58,12 +58,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from odt.config import PRESETS, ConfigError, known_datasets, paper_config
+from odt.config import PRESETS, ConfigError, is_antmaze, known_datasets, paper_config
 
 MINARI_PREFIX = "minari:"  # a local Minari dataset by its own id (benchmarks.datasets.minari_spec),
 # accepted by every experiment through --datasets; configured with its family's paper row
-LOCOMOTION = [d for d in known_datasets() if not d.startswith("antmaze")]
-ANTMAZE = [d for d in known_datasets() if d.startswith("antmaze")]
+LOCOMOTION = [d for d in known_datasets() if not is_antmaze(d)]
+ANTMAZE = [d for d in known_datasets() if is_antmaze(d)]
 # |A| of the Gymnasium v5 locomotion tasks: the target entropy beta = -|A| (the paper's default),
 # drawn in the entropy panels and used by the entropy comparisons
 ACTION_DIMS = {"hopper": 3, "walker2d": 6, "halfcheetah": 6, "ant": 8}

@@ -52,7 +52,7 @@ from benchmarks.job import (
     spec_config,
 )
 from benchmarks.loggers import require_loggers
-from odt.config import ConfigError, domain_defaults
+from odt.config import ConfigError, domain_defaults, is_antmaze
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
 
@@ -604,13 +604,9 @@ ENV_STEP_S = 3e-4  # seconds per MuJoCo locomotion step with a policy forward, C
 ANTMAZE_STEP_S = 1e-3
 
 
-def is_goal_reaching(dataset: str) -> bool:
-    return dataset.startswith("antmaze")
-
-
 def env_step_seconds(dataset: str) -> float:
     """CPU seconds of one environment step with a policy forward on ``dataset``'s environment."""
-    return ANTMAZE_STEP_S if is_goal_reaching(dataset) else ENV_STEP_S
+    return ANTMAZE_STEP_S if is_antmaze(dataset) else ENV_STEP_S
 
 
 @dataclass
@@ -696,7 +692,7 @@ def _ep_len(cfg: Any, dataset: str = "") -> float:
     # average; HalfCheetah always runs to the cap): rounds are what online time depends on;
     # goal-reaching (AntMaze): the cap
     cap = getattr(cfg.model, "max_ep_len", 1000)
-    return cap if is_goal_reaching(dataset) else EPISODE_FRACTION * cap
+    return cap if is_antmaze(dataset) else EPISODE_FRACTION * cap
 
 
 def _eval_len(dataset: str) -> float:

@@ -208,10 +208,15 @@ PAPER_ONLINE_TABLE: dict[str, dict[str, Any]] = {
     "antmaze-umaze-diverse": dict(pretrain_updates=7000, buffer_size=1500, embed_dim=1024, lr=1e-3, weight_decay=0.0, eval_context_len=5, g_eval=1, g_online=2, positional_embedding=True),
 }
 
+def is_antmaze(dataset: str) -> bool:
+    """AntMaze (goal-reaching, 0/1 rewards, 700-step episodes) rather than gym locomotion."""
+    return dataset.startswith("antmaze")
+
+
 # RTG scale as in DT's gym code (returns / 1000); AntMaze returns are 0/1 and are not scaled.
 # Episode caps: 1000 steps for gym locomotion, 700 for AntMaze U-maze (D4RL's cut).
 def domain_defaults(dataset: str) -> dict[str, Any]:
-    if dataset.startswith("antmaze"):
+    if is_antmaze(dataset):
         return dict(rtg_scale=1.0, max_ep_len=700, eval_episodes=100)
     return dict(rtg_scale=1000.0, max_ep_len=1000, eval_episodes=10)
 
@@ -330,7 +335,7 @@ CPU_ANTMAZE_EVAL_EVERY = 2500  # as in the sizing runs: 8 evaluations of 100 700
 def scale_antmaze_to_cpu(cfg: ODTConfig, dataset: str) -> ODTConfig:
     """The cpu preset's AntMaze budgets (``CPU_ANTMAZE_UPDATES``) on a config already scaled by
     ``scale_to_cpu``; locomotion configs are returned unchanged."""
-    if not dataset.startswith("antmaze"):
+    if not is_antmaze(dataset):
         return cfg
     return dataclasses.replace(cfg, pretrain_updates=CPU_ANTMAZE_UPDATES,
                                eval_every_updates=CPU_ANTMAZE_EVAL_EVERY).validate()
