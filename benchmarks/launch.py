@@ -40,6 +40,7 @@ from typing import Any
 import submitit
 from tqdm.auto import tqdm
 
+from benchmarks import measured_cost
 from benchmarks import records as rec
 from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
@@ -618,11 +619,17 @@ class Estimate:
     env_seconds: float = 0.0  # CPU seconds of the environment steps (their cost differs by domain)
     rough: list[str] = field(default_factory=list)  # methods whose config layout is not known
     shared_runs: int = 0  # runs that start from another run's pretraining (not counted again)
+    timed_runs: int = 0  # runs priced by complete runs of the same computation (measured_cost)
+    timed_seconds: float = 0.0  # their measured CPU core-seconds (medians of their computations)
+    timed_model_seconds: float = 0.0  # what the FLOP model would have said for them
+    timed_on: set[str] = field(default_factory=set)  # CPU models the measurements came from
 
     @property
     def cpu_hours(self) -> float:
-        """CPU core-hours (one thread per run)."""
-        return (self.flops / CPU_CORE_FLOPS + self.env_seconds) / 3600
+        """CPU core-hours (one thread per run): measured where complete runs of the same
+        computation exist, else the FLOP and environment-step model."""
+        model = self.flops / CPU_CORE_FLOPS + self.env_seconds - self.timed_model_seconds
+        return (model + self.timed_seconds) / 3600
 
     @property
     def gpu_hours(self) -> float:
@@ -648,6 +655,12 @@ class Estimate:
         if self.shared_runs:
             text += (f"; {self.shared_runs} run{'s' if self.shared_runs != 1 else ''} start"
                      f"{'' if self.shared_runs != 1 else 's'} from another run's pretraining (not counted again)")
+        if self.timed_runs:
+            which = "all" if self.timed_runs == self.runs else f"{self.timed_runs} of them"
+            machines = ", ".join(sorted(self.timed_on - {measured_cost.UNKNOWN_CPU})) or "an unrecorded CPU"
+            text += (f"; CPU time of {which} measured (median of complete runs of the same config in the "
+                     f"results folder, timed on {machines})"
+                     + ("" if self.timed_runs == self.runs else ", the rest modelled"))
         if self.rough:
             text += (f" (per-update cost of {', '.join(sorted(set(self.rough)))} estimated as MLPs "
                      f"from generic config fields)")
@@ -742,11 +755,14 @@ def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, flo
     return offline, env_steps, offline * per_update
 
 
-def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True) -> Estimate:
+def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
+             timed: dict[measured_cost.Computation, list[measured_cost.TimedRun]] | None = None) -> Estimate:
     """The cost of running ``specs``. With ``reuse_pretraining``, a run whose pretraining another
     run of the list computes (same group, dataset and seed: ``followers``) is counted without
     it. States already saved on disk under ``_pretrained/`` are not looked at: the first run of
-    each group pays its pretraining here even where it will in fact start from a saved one."""
+    each group pays its pretraining here even where it will in fact start from a saved one.
+    ``timed`` (``measured_cost.timed_runs`` of the results folder) prices a run's CPU time by
+    the median of complete runs of the same computation where there are any."""
     est = Estimate(runs=len(specs))
     configs = [spec_config(s) for s in specs]
     groups = pretraining_groups(specs, configs) if reuse_pretraining else [None] * len(specs)
@@ -760,6 +776,12 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True) -> Estima
         est.env_steps += e
         est.env_seconds += e * env_step_seconds(s.dataset)
         est.flops += f
+        same = measured_cost.matching(timed or {}, s, config_dict(cfg), follower) if timed else []
+        if same:
+            est.timed_runs += 1
+            est.timed_seconds += measured_cost.median_core_seconds(same)
+            est.timed_model_seconds += f / CPU_CORE_FLOPS + e * env_step_seconds(s.dataset)
+            est.timed_on.update(t.cpu_model for t in same)
         if not exact:
             est.rough.append(s.method)
     return est

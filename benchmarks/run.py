@@ -25,7 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchmarks import outputs
+from benchmarks import measured_cost, outputs
 from benchmarks import records as rec
 from benchmarks.experiments import EXPERIMENTS, RunSpec, expand
 from benchmarks.launch import (
@@ -170,8 +170,9 @@ def _run(args: argparse.Namespace) -> int:
     specs = _plan(args, preset)
     status = {s.run_id: rec.status_of(rec.run_dir(args.results, s)) for s in specs}
     todo = [s for s in specs if status[s.run_id] != "complete"]
-    est = estimate(todo, reuse_pretraining=opts.reuse_pretraining)
     gpu = kind != "slurm" and gpu_present()
+    timed = None if gpu or opts.gpus else measured_cost.timed_runs(args.results, preset)
+    est = estimate(todo, reuse_pretraining=opts.reuse_pretraining, timed=timed)
     wall = est.wall_hours(kind, opts, gpu)
     print(f"{args.experiment}: preset {preset} ({why}), {len(specs)} runs, {len(specs) - len(todo)} complete, "
           f"{len(todo)} to run, estimated wall time {format_hours(wall)} (executor: {kind})")

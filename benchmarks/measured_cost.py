@@ -1,0 +1,95 @@
+"""What complete runs of the same config took: the launch estimate's measured part.
+
+The launch estimate prices a run by a FLOP model (``launch.estimate_run``), which is off by a
+factor that differs per method and domain (the cpu preset's locomotion ODT runs took ~1.5x what
+it says). Where the results folder already holds complete runs of the same computation (same
+method, dataset, config up to the seed, g_eval sweep, and whether the run started from another
+run's pretraining), their measured time is the better price: a 10-seed plan whose first seeds
+are done, or a batch resumed on the machine that ran its first half.
+
+A run's cost is the seconds of its one attempt (``attempt_seconds``), or for a run resumed over
+several attempts the compute time its counters kept (``counters.wall_time``; a run that started
+from another run's pretraining has that run's time in it too, so it is not used). Seconds count
+as core-seconds times the attempt's torch threads (an upper bound for threads > 1). Only runs
+made without CUDA are used: they price CPU time.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks import records as rec
+from benchmarks.experiments import RunSpec
+from benchmarks.job import config_drift
+
+UNKNOWN_CPU = "unknown CPU"  # records made before environment.json kept the CPU model
+
+
+@dataclass(frozen=True)
+class Computation:
+    """What a run's cost depends on, but for its seed and its config (compared field by field)."""
+    method: str
+    dataset: str
+    g_eval_sweep: tuple[float, ...]
+    from_shared_pretraining: bool
+
+
+@dataclass(frozen=True)
+class TimedRun:
+    config: dict[str, Any]  # without its seed
+    core_seconds: float
+    cpu_model: str
+
+
+def _without_seed(config: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in config.items() if k != "seed"}
+
+
+def core_seconds_of(record: Mapping[str, Any], attempts: list[dict]) -> float | None:
+    """The CPU core-seconds a complete run took, or None when its records cannot say (see the
+    module docstring) or it ran with CUDA."""
+    if record.get("status") != "complete" or not attempts or any(a.get("cuda") for a in attempts):
+        return None
+    threads = max(1, int(attempts[-1].get("torch_threads") or 1))
+    if len(attempts) == 1 and isinstance(record.get("attempt_seconds"), (int, float)):
+        return float(record["attempt_seconds"]) * threads
+    wall = (record.get("counters") or {}).get("wall_time")
+    if record.get("pretraining_from") is None and isinstance(wall, (int, float)):
+        return float(wall) * threads
+    return None
+
+
+def timed_runs(root: Path | str, preset: str) -> dict[Computation, list[TimedRun]]:
+    """The complete, timeable runs under ``root`` at ``preset`` (every experiment), by computation."""
+    out: dict[Computation, list[TimedRun]] = {}
+    for directory in rec.iter_run_dirs(root, preset):
+        record = rec.read_record(directory)
+        if record is None or record.get("status") != "complete" or not (directory / rec.CONFIG).exists():
+            continue
+        attempts = rec.read_attempts(directory)
+        seconds = core_seconds_of(record, attempts)
+        config = rec.read_json(directory / rec.CONFIG)
+        if seconds is None or not isinstance(config, dict):
+            continue
+        spec = record.get("spec") or {}
+        key = Computation(str(spec.get("method")), str(spec.get("dataset")),
+                          tuple(spec.get("g_eval_sweep") or ()), record.get("pretraining_from") is not None)
+        out.setdefault(key, []).append(
+            TimedRun(_without_seed(config), seconds, str(attempts[-1].get("cpu_model") or UNKNOWN_CPU)))
+    return out
+
+
+def matching(timed: Mapping[Computation, list[TimedRun]], spec: RunSpec, config: Mapping[str, Any],
+             from_shared_pretraining: bool) -> list[TimedRun]:
+    """The timed runs of the computation ``spec`` (with ``config``, its config as a dict) makes."""
+    key = Computation(spec.method, spec.dataset, tuple(spec.g_eval_sweep), from_shared_pretraining)
+    wanted = _without_seed(config)
+    return [t for t in timed.get(key, []) if not config_drift(t.config, wanted)]
+
+
+def median_core_seconds(runs: Iterable[TimedRun]) -> float:
+    return statistics.median(t.core_seconds for t in runs)
+

@@ -1,0 +1,94 @@
+"""The launch estimate prices a run by complete runs of the same computation where they exist.
+
+Records are written by hand here (no run is made): a complete run's record, config, spec and
+environment, as ``job.run_one`` leaves them."""
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import measured_cost
+from benchmarks import records as rec
+from benchmarks.experiments import RunSpec
+from benchmarks.job import config_dict, spec_config
+from benchmarks.launch import CPU_CORE_FLOPS, estimate
+
+
+def _spec(seed=0, method="odt-offline", overrides=()):
+    return RunSpec("table1", method, "hopper-medium", seed, "cpu", tuple(overrides))
+
+
+def _write_run(root, spec, seconds, *, attempts=1, threads=1, cuda=False, wall_time=None,
+               pretraining_from=None, config=None):
+    d = rec.run_dir(root, spec)
+    d.mkdir(parents=True)
+    rec.write_json(d / rec.SPEC, spec.to_dict())
+    rec.write_json(d / rec.CONFIG, config if config is not None else config_dict(spec_config(spec)))
+    env = {"cuda": cuda, "torch_threads": threads, "cpu_model": "Test CPU"}
+    rec.write_json(d / rec.ENVIRONMENT, {"attempts": [env] * attempts})
+    rec.write_json(d / rec.RECORD, {"status": "complete", "run_id": spec.run_id, "spec": spec.to_dict(),
+                                    "attempt_seconds": seconds, "attempts": attempts,
+                                    "counters": {"wall_time": wall_time},
+                                    "pretraining_from": pretraining_from})
+    return d
+
+
+def _model_hours(spec):
+    return estimate([spec]).cpu_hours
+
+
+def test_a_run_is_priced_by_the_median_of_complete_runs_of_the_same_config(tmp_path):
+    for seed, seconds in [(0, 100.0), (1, 500.0), (2, 200.0)]:
+        _write_run(tmp_path, _spec(seed), seconds)
+    timed = measured_cost.timed_runs(tmp_path, "cpu")
+    est = estimate([_spec(7), _spec(8)], timed=timed)
+    assert est.timed_runs == 2
+    assert est.cpu_hours == pytest.approx(2 * 200.0 / 3600)  # the median (not the mean, 267), per run
+    assert "measured" in est.describe() and "Test CPU" in est.describe()
+
+
+def test_a_different_config_or_method_falls_back_to_the_model(tmp_path):
+    _write_run(tmp_path, _spec(0), 100.0)
+    timed = measured_cost.timed_runs(tmp_path, "cpu")
+    other = _spec(1, overrides=(("pretrain_updates", 5000),))
+    assert estimate([other], timed=timed).timed_runs == 0
+    assert estimate([other], timed=timed).cpu_hours == pytest.approx(_model_hours(other))
+    odt = _spec(1, method="odt")
+    assert estimate([odt], timed=timed).timed_runs == 0
+    # a run whose stored config differs in one field (code changed since) is not the same computation
+    drifted = config_dict(spec_config(_spec(3)))
+    drifted["optim"]["batch_size"] = 2 * drifted["optim"]["batch_size"]
+    _write_run(tmp_path / "b", _spec(3), 100.0, config=drifted)
+    assert estimate([_spec(4)], timed=measured_cost.timed_runs(tmp_path / "b", "cpu")).timed_runs == 0
+
+
+def test_mixed_plan_adds_measured_and_modelled_parts(tmp_path):
+    _write_run(tmp_path, _spec(0), 500.0)
+    timed = measured_cost.timed_runs(tmp_path, "cpu")
+    modelled = _spec(1, overrides=(("pretrain_updates", 5000),))
+    est = estimate([_spec(1), modelled], timed=timed)
+    assert est.cpu_hours == pytest.approx(500.0 / 3600 + _model_hours(modelled))
+    assert est.flops / CPU_CORE_FLOPS > 0  # the totals of updates and FLOPs still count every run
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({"attempts": 1, "threads": 2}, 2 * 40.0),  # one attempt: its seconds, times its threads
+    ({"attempts": 3, "wall_time": 90.0}, 90.0),  # resumed: the compute time its counters kept
+    ({"attempts": 3, "wall_time": 90.0, "pretraining_from": "x"}, None),  # that time holds another run's
+    ({"attempts": 1, "cuda": True}, None),  # GPU seconds do not price CPU time
+])
+def test_cost_of_one_record(kwargs, expected):
+    attempts = [{"cuda": kwargs.get("cuda", False), "torch_threads": kwargs.get("threads", 1)}] * kwargs["attempts"]
+    record = {"status": "complete", "attempt_seconds": 40.0, "counters": {"wall_time": kwargs.get("wall_time")},
+              "pretraining_from": kwargs.get("pretraining_from")}
+    assert measured_cost.core_seconds_of(record, attempts) == expected
+    assert measured_cost.core_seconds_of({**record, "status": "partial"}, attempts) is None
+
+
+def test_runs_that_start_from_shared_pretraining_are_priced_only_by_their_like(tmp_path):
+    """A control that began from its ODT run's saved pretraining took only its online part: it
+    prices followers, never a run that pretrains itself."""
+    _write_run(tmp_path, _spec(0, method="odt-control"), 60.0, pretraining_from="odt__x")
+    timed = measured_cost.timed_runs(tmp_path, "cpu")
+    control = _spec(1, method="odt-control")
+    assert measured_cost.matching(timed, control, config_dict(spec_config(control)), True)
+    assert not measured_cost.matching(timed, control, config_dict(spec_config(control)), False)
