@@ -223,6 +223,55 @@ def control_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
             lines.append(f"| {d}: WARNING | end-of-pretraining scores of ODT and control differ on seeds "
                          f"{seeds}: their pretraining was not one computation (a different commit or machine: "
                          f"see each run's environment.json) | | | | | | |")
+    return lines + seed_projection_lines(runs, both)
+
+
+Z_95, Z_POWER_80 = 1.959964, 0.841621  # standard normal quantiles: two-sided 95%, one-sided 80%
+
+
+@dataclass(frozen=True)
+class SeedProjection:
+    """A planning projection from the spread of paired per-seed differences (not a result):
+    the normal-approximation 95% half-width at a seed count, and the seeds that would give 80%
+    power to exclude 0 if the true difference were the observed mean."""
+    n: int
+    mean: float
+    sd: float
+
+    def half_width(self, seeds: int) -> float:
+        return Z_95 * self.sd / np.sqrt(seeds)
+
+    def seeds_for_power(self) -> float:
+        """Seeds for 80% power at the observed mean (inf when it is 0)."""
+        if self.mean == 0:
+            return float("inf")
+        return float(np.ceil(((Z_95 + Z_POWER_80) * self.sd / abs(self.mean)) ** 2))
+
+
+def seed_projection(diffs: Sequence[float]) -> SeedProjection | None:
+    """From paired per-seed differences (None below 2 seeds: no spread to project from)."""
+    x = np.asarray(diffs, dtype=float)
+    if len(x) < 2:
+        return None
+    return SeedProjection(len(x), float(x.mean()), float(x.std(ddof=1)))
+
+
+def seed_projection_lines(runs: pd.DataFrame, datasets: Sequence[str]) -> list[str]:
+    """How many seeds the paired ODT − control comparison would need on each dataset."""
+    lines = ["", "Seeds needed (a projection from the spread so far, for planning; not a result): the "
+             "normal-approximation 95% half-width of ODT − control at 10 and 20 seeds, and the seeds that "
+             "would give 80% power to exclude 0 if the true difference were the mean so far.", "",
+             "| dataset | seeds | mean | SD of the per-seed differences | half-width at 10 / 20 seeds "
+             "| seeds for 80% power at this mean |", "|---|---|---|---|---|---|"]
+    for d in datasets:
+        diffs = per_seed_difference(complete_runs(runs, "odt", d), complete_runs(runs, "odt-control", d),
+                                    "final_score")
+        p = seed_projection(diffs.to_numpy())
+        if p is None:
+            continue
+        need = p.seeds_for_power()
+        lines.append(f"| {d} | {p.n} | {p.mean:+.1f} | {p.sd:.1f} | ±{p.half_width(10):.1f} / "
+                     f"±{p.half_width(20):.1f} | {'—' if np.isinf(need) else f'{need:.0f}'} |")
     return lines
 
 

@@ -138,3 +138,26 @@ def test_control_pretraining_sets_p1_after_longer_pretraining_beside_table1s(mon
     assert sum("| hopper-medium |" in line for line in lines) == 3  # Table 1, P1m, their difference
     assert any("P1m (the paper's amount)" in line and "+6.0" in line for line in lines)
     assert reproduction.control_pretraining_lines("r", "cpu", table1.assign(dataset="walker2d-medium")) == []
+
+
+def test_seed_projection_from_paired_differences():
+    """Differences 2, 4, 6, 8: mean 5, sample SD sqrt(20/3). Half-width at n seeds is
+    1.96 SD / sqrt(n); seeds for 80% power at the mean: ((1.96 + 0.84) SD / 5)^2 = 2.09 -> 3."""
+    from benchmarks.reproduction import seed_projection
+    p = seed_projection([2.0, 4.0, 6.0, 8.0])
+    sd = (20.0 / 3.0) ** 0.5
+    assert (p.n, p.mean, p.sd) == (4, 5.0, pytest.approx(sd))
+    assert p.half_width(10) == pytest.approx(1.959964 * sd / 10 ** 0.5)
+    assert p.seeds_for_power() == 3
+    assert seed_projection([1.0, -1.0]).seeds_for_power() == float("inf")  # mean 0: no seed count
+    assert seed_projection([3.0]) is None  # one seed has no spread
+
+
+def test_control_section_projects_the_seeds_its_paired_difference_needs():
+    from benchmarks.reproduction import control_lines
+    rows = [("odt", "hopper-medium", "complete", 40.0 + d, 30.0, 1.0, s) for s, d in enumerate([2, 4, 6, 8])]
+    rows += [("odt-control", "hopper-medium", "complete", 40.0, 30.0, 1.0, s) for s in range(4)]
+    runs = pd.DataFrame(rows, columns=["method", "dataset", "status", "final_score", "offline_score", "wall_time", "seed"])
+    runs = runs.assign(updates=100, online_samples=5000)
+    (row,) = [line for line in control_lines(runs, reps=200) if line.startswith("| hopper-medium | 4 |")]
+    assert "+5.0" in row and row.rstrip(" |").endswith("3")
