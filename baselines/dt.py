@@ -24,14 +24,11 @@ import gymnasium as gym
 import numpy as np
 
 from odt.config import (
-    PRESETS,
     ConfigError,
     ODTConfig,
     apply_overrides,
     paper_config,
-    scale_antmaze_to_cpu,
-    scale_to_cpu,
-    scale_to_smoke,
+    scale_to_preset,
 )
 from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
@@ -74,14 +71,9 @@ def dt_config(dataset: str, preset: str = "paper", seed: int = 0,
     1e-4, 32.9 at 3e-4 and 29.2 at 1e-3 (``paper_tables/dt_sizing_cpu.md``). The same 40x cut of
     updates is why the preset raises ODT's LAMB rates; DT and ODT offline keep one budget.
     """
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
-    cfg = dt_paper_config(dataset)
+    cfg = scale_to_preset(dt_paper_config(dataset), preset, dataset)  # raises on an unknown preset
     if preset == "cpu":
-        cfg = scale_antmaze_to_cpu(scale_to_cpu(cfg), dataset)
         cfg = dataclasses.replace(cfg, optim=dataclasses.replace(cfg.optim, lr=CPU_DT_LR))
-    elif preset == "smoke":
-        cfg = scale_to_smoke(cfg)
     cfg.seed = seed
     cfg = apply_overrides(cfg, overrides or {})
     if cfg.online.online_samples != 0:

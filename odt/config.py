@@ -362,16 +362,24 @@ def scale_to_smoke(cfg: ODTConfig) -> ODTConfig:
     return cfg.validate()
 
 
+def scale_to_preset(cfg: ODTConfig, preset: str, dataset: str) -> ODTConfig:
+    """A paper-sized config (ODT's or DT's) scaled to ``preset``: ``cpu`` (with AntMaze's own
+    offline budgets), ``smoke``, or ``paper`` (unchanged)."""
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    if preset == "cpu":
+        return scale_antmaze_to_cpu(scale_to_cpu(cfg), dataset)
+    if preset == "smoke":
+        return scale_to_smoke(cfg)
+    return cfg
+
+
 def make_config(dataset: str, protocol: str = "online", preset: str = "paper",
                 overrides: dict[str, Any] | None = None) -> ODTConfig:
     """The configuration of one ODT run: the paper's table, scaled by preset, then overrides."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
-    cfg = paper_config(dataset, protocol)
-    if preset == "cpu":
-        cfg = scale_antmaze_to_cpu(scale_to_cpu(cfg), dataset)
-    elif preset == "smoke":
-        cfg = scale_to_smoke(cfg)
+    cfg = scale_to_preset(paper_config(dataset, protocol), preset, dataset)
     return apply_overrides(cfg, overrides or {})
 
 
