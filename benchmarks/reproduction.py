@@ -17,6 +17,9 @@ IQL does. This module computes, from the ``table1`` runs of one preset:
   minus its score after pretraining: a fixed point of the curve, not a chosen best one;
 * ODT against its no-new-data control (``odt-control``), paired by seed: what online data adds,
   and the control's own gain (what the finetuning schedule does without new data);
+* for that comparison, the seeds a resolved interval would need (a planning projection from the
+  per-seed spread) and, exploratory and post hoc, the same difference read from the mean of each
+  run's last 2 and 3 online evaluations (no verdict is read from those);
 * the wall time of each method (minutes per run) and the compute the runs used in total;
 * every seed's scores, so each mean can be checked.
 
@@ -310,6 +313,40 @@ def early_gains(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: 
     return bootstrap_combination([(gains_, 1.0)], reps), float(np.mean(samples)) if samples else float("nan")
 
 
+POST_HOC_LAST_K = (1, 2, 3)  # k = 1 is the registered metric (the final evaluation)
+
+
+def last_evaluations_mean(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: str,
+                          k: int) -> pd.Series:
+    """Seed -> the mean score of a complete run's last ``k`` online evaluations (runs with fewer
+    than ``k`` are left out, so the number means one thing)."""
+    ok = complete_runs(runs, method, dataset).set_index("run_id").seed
+    online = curves[curves.run_id.isin(ok.index) & (curves.phase == "online")].sort_values(["run_id", "step"])
+    means = {int(ok[rid]): float(run.score_mean.iloc[-k:].mean())
+             for rid, run in online.groupby("run_id") if len(run) >= k}
+    return pd.Series(means, dtype=float)
+
+
+def last_evaluations_lines(curves: pd.DataFrame, runs: pd.DataFrame, datasets: Sequence[str],
+                           reps: int = BOOTSTRAP_REPS) -> list[str]:
+    """ODT − control (paired) read from the mean of the last k online evaluations: exploratory."""
+    lines = ["", "ODT − control (paired) by the mean of each run's last k online evaluations: **exploratory, "
+             "post hoc** (the registered metric is k = 1, the final evaluation; a single evaluation "
+             "catches the policy of one moment, and consecutive evaluations swing): mean [95% CI] (n), "
+             "SD of the per-seed differences. No verdict is read from k > 1.", "",
+             "| dataset | " + " | ".join(f"k = {k}" for k in POST_HOC_LAST_K) + " |",
+             "|---|" + "---|" * len(POST_HOC_LAST_K)]
+    for d in datasets:
+        cells = []
+        for k in POST_HOC_LAST_K:
+            a, b = (last_evaluations_mean(curves, runs, d, m, k) for m in ("odt", "odt-control"))
+            diffs = (a - b).dropna()
+            sd = f", SD {diffs.std(ddof=1):.1f}" if len(diffs) > 1 else ""
+            cells.append(bootstrap_combination([(diffs.to_numpy(), 1.0)], reps).text() + sd if len(diffs) else "—")
+        lines.append(f"| {d} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def rate_comparison(base: pd.DataFrame, other: pd.DataFrame, dataset: str,
                     reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
     """ODT's within-run gain (final - after pretraining) in ``base`` and ``other`` runs of one
@@ -464,6 +501,9 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
         (odt, odt_n), (iql, iql_n) = (early_gains(curves, runs, dataset, m, reps) for m in ("odt", "iql"))
         lines.append(f"| {dataset} | {odt.text()} | {odt_n:.0f} | {iql.text()} | {iql_n:.0f} |")
     lines += control_lines(runs, reps)
+    both = [d for d in dataset_order(runs) if not complete_runs(runs, "odt-control", d).empty]
+    if both:
+        lines += last_evaluations_lines(curves, runs, both, reps)
     lines += finetune_lr_lines(root, preset, runs, reps)
     lines += buffer_lines(root, preset, runs, reps, seeds)
     lines += control_pretraining_lines(root, preset, runs, reps)

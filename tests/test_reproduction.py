@@ -161,3 +161,20 @@ def test_control_section_projects_the_seeds_its_paired_difference_needs():
     runs = runs.assign(updates=100, online_samples=5000)
     (row,) = [line for line in control_lines(runs, reps=200) if line.startswith("| hopper-medium | 4 |")]
     assert "+5.0" in row and row.rstrip(" |").endswith("3")
+
+
+def test_last_evaluations_mean_reads_the_last_k_online_rows_of_complete_runs():
+    from benchmarks.reproduction import last_evaluations_lines, last_evaluations_mean
+    runs = pd.DataFrame([("a", "odt", "hopper-medium", "complete", 0), ("b", "odt", "hopper-medium", "complete", 1),
+                         ("c", "odt", "hopper-medium", "partial", 2), ("d", "odt-control", "hopper-medium", "complete", 0)],
+                        columns=["run_id", "method", "dataset", "status", "seed"])
+    rows = [("a", "pretrain", 1, 99.0), ("a", "online", 2, 10.0), ("a", "online", 3, 20.0), ("a", "online", 4, 40.0),
+            ("b", "online", 2, 5.0),  # one online evaluation only: left out for k = 2
+            ("c", "online", 2, 70.0), ("c", "online", 3, 70.0),  # not complete
+            ("d", "online", 2, 0.0), ("d", "online", 3, 10.0)]
+    curves = pd.DataFrame(rows, columns=["run_id", "phase", "step", "score_mean"])
+    assert last_evaluations_mean(curves, runs, "hopper-medium", "odt", 2).to_dict() == {0: 30.0}
+    assert last_evaluations_mean(curves, runs, "hopper-medium", "odt", 1).to_dict() == {0: 40.0, 1: 5.0}
+    (row,) = [line for line in last_evaluations_lines(curves, runs, ["hopper-medium"], reps=100)
+              if line.startswith("| hopper-medium")]
+    assert row.split(" | ")[1:3] == ["+30.0 [+30.0, +30.0] (n=1)", "+25.0 [+25.0, +25.0] (n=1)"]
