@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", default=None,
                    help=f"{' | '.join(PRESETS)} (default: paper on Slurm or with a CUDA GPU, else cpu)")
     p.add_argument("--seeds", type=int, default=None, help="number of seeds (default: the paper's, e.g. 10 for table1)")
+    p.add_argument("--only-seeds", type=int, nargs="+", default=None, metavar="SEED",
+                   help="only these seeds of the plan (e.g. --only-seeds 5 6 7: one share of a batch split "
+                        "between machines or launchers; each skips runs another launch is running)")
     p.add_argument("--datasets", nargs="+", default=None, help="only these datasets")
     p.add_argument("--methods", nargs="+", default=None, help="only these methods")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
@@ -152,6 +155,7 @@ def _plan(args: argparse.Namespace, preset: str) -> list[RunSpec]:
     the field), without the datasets whose environment is not installed (reported)."""
     specs = expand(args.experiment, preset, args.seeds, args.datasets, args.methods,
                    warn=lambda m: _err(f"warning: {m}"))
+    specs = only_seeds(specs, args.only_seeds, args.experiment)
     specs = with_overrides(specs, parse_assignments(args.set))
     check_configs(specs)
     if not args.include_unavailable:
@@ -161,6 +165,19 @@ def _plan(args: argparse.Namespace, preset: str) -> list[RunSpec]:
                  f"(--include-unavailable to launch them anyway)")
             specs = [s for s in specs if s.dataset not in skipped]
     return specs
+
+
+def only_seeds(specs: list[RunSpec], seeds: list[int] | None, experiment: str) -> list[RunSpec]:
+    """The specs of the chosen seeds (all without a choice); a seed the plan lacks is a ConfigError."""
+    if seeds is None:
+        return specs
+    planned = sorted({s.seed for s in specs})
+    missing = sorted(set(seeds) - set(planned))
+    if missing:
+        span = f"{planned[0]}-{planned[-1]}" if planned else "none"
+        raise ConfigError(f"--only-seeds {' '.join(map(str, missing))}: not among {experiment}'s seeds here "
+                          f"({span}; --seeds N sets how many)")
+    return [s for s in specs if s.seed in set(seeds)]
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -278,6 +278,17 @@ def test_dry_run_says_how_far_a_partial_run_had_come(tmp_path, capsys):
     assert line.split()[0] == "partial" and line.endswith("(last evaluation at 1,500 updates, 2,250 online samples)")
 
 
+def test_only_seeds_plans_that_share_of_the_seeds(tmp_path, capsys):
+    base = ["table1", "--preset", "smoke", "--seeds", "4", "--datasets", "hopper-medium", "--methods", "odt",
+            "--results", str(tmp_path), "--dry-run", "--executor", "local"]
+    assert run_cli.main(base + ["--only-seeds", "1", "3"]) == 0
+    listed = [x for x in capsys.readouterr().out.splitlines() if x.lstrip().startswith("absent")]
+    assert sorted(x.split("__")[-2] for x in listed) == ["s1", "s3"]
+    assert run_cli.main(base + ["--only-seeds", "2", "7"]) == 2  # seed 7 is not among the 4 planned
+    err = capsys.readouterr().err
+    assert "--only-seeds 7" in err and "0-3" in err
+
+
 def test_cli_rejects_bad_names(tmp_path, capsys):
     assert run_cli.main(["table9", "--results", str(tmp_path)]) == 2
     assert "known: table1" in capsys.readouterr().err
