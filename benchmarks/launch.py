@@ -755,31 +755,46 @@ def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, flo
     return offline, env_steps, offline * per_update
 
 
+def remaining_fraction(full_updates: float, own_updates: float, done_updates: float) -> float:
+    """The share of a run's own cost still to pay when it resumes from ``done_updates`` (its
+    last evaluation; it resumes from a checkpoint at or after it). ``full_updates`` counts the
+    whole run, ``own_updates`` what this run computes itself (less, when its pretraining is
+    another run's); work is taken as proportional to updates."""
+    if own_updates <= 0:
+        return 0.0
+    return min(1.0, max(0.0, full_updates - done_updates) / own_updates)
+
+
 def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
-             timed: dict[measured_cost.Computation, list[measured_cost.TimedRun]] | None = None) -> Estimate:
+             timed: dict[measured_cost.Computation, list[measured_cost.TimedRun]] | None = None,
+             done_updates: dict[str, int] | None = None) -> Estimate:
     """The cost of running ``specs``. With ``reuse_pretraining``, a run whose pretraining another
     run of the list computes (same group, dataset and seed: ``followers``) is counted without
     it. States already saved on disk under ``_pretrained/`` are not looked at: the first run of
     each group pays its pretraining here even where it will in fact start from a saved one.
     ``timed`` (``measured_cost.timed_runs`` of the results folder) prices a run's CPU time by
-    the median of complete runs of the same computation where there are any."""
+    the median of complete runs of the same computation where there are any. ``done_updates``
+    (run id -> updates at a partial run's last evaluation) counts only what is left of those."""
     est = Estimate(runs=len(specs))
     configs = [spec_config(s) for s in specs]
     groups = pretraining_groups(specs, configs) if reuse_pretraining else [None] * len(specs)
     for s, cfg, follower in zip(specs, configs, followers(specs, groups), strict=True):
         u, e, f, exact = estimate_run(cfg, s.dataset)
+        full = u
         if follower:
             pu, pe, pf = estimate_pretraining(cfg, s.dataset)
             u, e, f = u - pu, e - pe, f - pf
             est.shared_runs += 1
+        left = remaining_fraction(full, u, (done_updates or {}).get(s.run_id, 0))
+        u, e, f = u * left, e * left, f * left
         est.updates += u
         est.env_steps += e
         est.env_seconds += e * env_step_seconds(s.dataset)
         est.flops += f
-        same = measured_cost.matching(timed or {}, s, config_dict(cfg), follower) if timed else []
+        same = measured_cost.matching(timed, s, config_dict(cfg), follower) if timed else []
         if same:
             est.timed_runs += 1
-            est.timed_seconds += measured_cost.median_core_seconds(same)
+            est.timed_seconds += measured_cost.median_core_seconds(same) * left
             est.timed_model_seconds += f / CPU_CORE_FLOPS + e * env_step_seconds(s.dataset)
             est.timed_on.update(t.cpu_model for t in same)
         if not exact:

@@ -143,6 +143,15 @@ def progress_of(directory: Path) -> str:
             f"{int(last.get('online_samples') or 0):,} online samples")
 
 
+def updates_done(directory: Path) -> int:
+    """Gradient updates at a started run's last evaluation (0 before its first)."""
+    try:
+        rows = read_curve(Path(directory) / CURVE)
+    except (OSError, json.JSONDecodeError):
+        return 0
+    return int(rows[-1].get("updates") or 0) if rows else 0
+
+
 def read_record(directory: Path) -> dict | None:
     path = Path(directory) / RECORD
     if not path.exists():

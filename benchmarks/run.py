@@ -189,7 +189,8 @@ def _run(args: argparse.Namespace) -> int:
     todo = [s for s in specs if status[s.run_id] != "complete"]
     gpu = kind != "slurm" and gpu_present()
     timed = None if gpu or opts.gpus else measured_cost.timed_runs(args.results, preset)
-    est = estimate(todo, reuse_pretraining=opts.reuse_pretraining, timed=timed)
+    done = {s.run_id: rec.updates_done(rec.run_dir(args.results, s)) for s in todo if status[s.run_id] == "partial"}
+    est = estimate(todo, reuse_pretraining=opts.reuse_pretraining, timed=timed, done_updates=done)
     wall = est.wall_hours(kind, opts, gpu)
     print(f"{args.experiment}: preset {preset} ({why}), {len(specs)} runs, {len(specs) - len(todo)} complete, "
           f"{len(todo)} to run, estimated wall time {format_hours(wall)} (executor: {kind})")
@@ -197,7 +198,8 @@ def _run(args: argparse.Namespace) -> int:
     started = sum(status[s.run_id] == "partial" for s in todo)
     if started:
         print(f"{started} of the runs to run are partial: they resume from their last checkpoints "
-              f"(the estimate counts them from the start; --dry-run says how far each had come)")
+              f"(the estimate counts what is left after each one's last evaluation; --dry-run says how "
+              f"far each had come)")
     if todo and preset == "paper" and kind != "slurm" and not gpu:
         print("note: the paper preset is sized for GPUs; on a CPU try --preset cpu or --preset smoke")
     problems = dataset_problems([s for s in todo if _available(s.dataset)])

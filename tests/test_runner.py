@@ -117,6 +117,22 @@ def test_antmaze_estimate_counts_its_evaluations_at_the_cap_and_at_antmaze_step_
     assert estimate([spec]).env_seconds == pytest.approx(3.5 * 10 * 500 * ENV_STEP_S)
 
 
+def test_estimate_of_a_partial_run_counts_what_is_left():
+    """ODT at the cpu preset: 2500 pretraining updates then rounds of 300 (5k samples in
+    500-step episodes: 10 rounds): 5500 updates. At 2500 done, 3000 are left, 6/11 of the run."""
+    from benchmarks.launch import remaining_fraction
+    (spec,) = expand("table1", "cpu", seeds=1, datasets=["hopper-medium"], methods=["odt"])
+    full = estimate([spec])
+    assert full.updates == pytest.approx(5500)
+    half = estimate([spec], done_updates={spec.run_id: 2500})
+    assert half.updates == pytest.approx(3000) and half.cpu_hours == pytest.approx(full.cpu_hours * 6 / 11)
+    assert estimate([spec], done_updates={"another run": 2500}).updates == pytest.approx(5500)
+    # a run that starts from another's pretraining (own 3000 of a 5500-update run): 500 online done
+    assert remaining_fraction(5500, 3000, 3000) == pytest.approx(2500 / 3000)
+    assert remaining_fraction(5500, 3000, 1000) == 1.0  # its own part has not begun
+    assert remaining_fraction(5500, 5500, 9000) == 0.0
+
+
 # ----- running -------------------------------------------------------------------------------
 def _spec(method="odt", seed=0, overrides=(), experiment="t"):
     return RunSpec(experiment, method, "hopper-medium", seed, "smoke", tuple(overrides))
