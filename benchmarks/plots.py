@@ -200,7 +200,7 @@ def _means_with_seeds(ax, data: pd.DataFrame, x: str, y: str, order: list, hue: 
     try:
         np.random.seed(STRIP_SEED)
         sns.stripplot(data, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=hue is not None,
-                      alpha=0.4, legend=False, palette=palette, ax=ax)
+                      alpha=0.4, legend=False, palette=palette, color=color, ax=ax)
     finally:
         np.random.set_state(state)
 
@@ -390,26 +390,43 @@ def draw_control(df, fig):
     return _curves(df, fig, hue="method", facet="dataset")
 
 
-def draw_buffer_size(df, fig):
-    """The buffer protocol (PROTOCOL-buffer-cpu.md): final score of ODT and its control at each
-    buffer size (left), and ODT minus control paired by seed (right; the protocol's B1), each
-    seed a dot, the mean with its 95% bootstrap interval, and the protocol's [-3, +3] band."""
+def _odt_against_control(df: pd.DataFrame, fig: plt.Figure, x: str, xlabel: str, paired_label: str,
+                         band: tuple[float, float] | None = None) -> pd.DataFrame:
+    """Final score of ODT and its control at each ``x`` (left), and ODT minus control paired by
+    seed (right), each seed a dot, the mean with its 95% bootstrap interval, and the protocol's
+    no-effect ``band`` where it has one."""
     e = evals(df[df.method.isin(["odt", "odt-control"])])
     y = _y(e)
-    last = e.sort_values("step").groupby("run_id").tail(1)[["run_id", "method", "seed", "variant", y]]
-    order = _order(last.variant)
+    last = e.sort_values("step").groupby("run_id").tail(1)[["run_id", "method", "seed", "dataset", "variant", y]]
+    order = _order(last[x])
     left, right = fig.subplots(1, 2)
-    _means_with_seeds(left, last, "variant", y, order, hue="method", hue_order=["odt", "odt-control"], dodge=0.3)
+    _means_with_seeds(left, last, x, y, order, hue="method", hue_order=["odt", "odt-control"], dodge=0.3)
+    _legend_with_seed_counts(left, last, "method", per=x)
     left.set_ylabel("final normalized return")
-    left.set_xlabel("replay buffer (trajectories)")
-    wide = last.pivot_table(index=["variant", "seed"], columns="method", values=y).dropna().reset_index()
+    left.set_xlabel(xlabel)
+    wide = last.pivot_table(index=[x, "seed"], columns="method", values=y).dropna().reset_index()
     wide["odt_minus_control"] = wide["odt"] - wide["odt-control"]
-    right.axhspan(-3, 3, color="grey", alpha=0.15, lw=0)
+    if band is not None:
+        right.axhspan(*band, color="grey", alpha=0.15, lw=0)
     right.axhline(0, color="grey", lw=0.8)
-    _means_with_seeds(right, wide, "variant", "odt_minus_control", order, color="black")
-    right.set_ylabel("ODT − control, paired by seed (B1)")
-    right.set_xlabel("replay buffer (trajectories)")
+    _means_with_seeds(right, wide, x, "odt_minus_control", order, color="black")
+    pairs = wide.groupby(x).seed.nunique()
+    right.set_xticks(range(len(order)), [f"{v}\n({pairs.get(v, 0)} seeds paired)" for v in order])
+    right.set_ylabel(paired_label)
+    right.set_xlabel(xlabel)
     return wide
+
+
+def draw_buffer_size(df, fig):
+    """The buffer protocol (PROTOCOL-buffer-cpu.md) at each buffer size; its B1 band [-3, +3]."""
+    return _odt_against_control(df, fig, "variant", "replay buffer (trajectories)",
+                                "ODT − control, paired by seed (B1)", band=(-3, 3))
+
+
+def draw_control_pretraining(df, fig):
+    """Protocol P1m (PROTOCOL-control-pretraining-cpu.md): ODT and its control after 20k
+    pretraining updates; ODT − control paired by seed is the protocol's comparison."""
+    return _odt_against_control(df, fig, "dataset", "dataset", "ODT − control, paired by seed (P1m)")
 
 
 def draw_offline_curve(df, fig):
@@ -451,6 +468,9 @@ FIGURES = [
            draw_learning_curves, (14, 3.5)),
     Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning" + CURVE_BAND,
            draw_control, (10, 4), select=control_runs),
+    Figure("control_pretraining", "control_pretraining", "Protocol P1m: ODT against its no-new-data control "
+           "after the paper's amount of pretraining (20k updates of 64 sequences)" + FINAL_BARS,
+           draw_control_pretraining, (9, 4)),
     Figure("buffer_size", "buffer_size", "Protocol PROTOCOL-buffer-cpu.md: what online data adds at three buffer sizes (hopper-medium)", draw_buffer_size, (11, 4)),
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
     Figure("dt_sizing", "dt_sizing", "Tuning (seeds 100-101): DT's score against its updates at three AdamW rates" + CURVE_BAND,

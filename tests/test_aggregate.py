@@ -897,3 +897,19 @@ def test_a_row_whose_runs_trained_on_different_data_contents_fails(tmp_path):
     bad = _external_failures(root, [rule])
     assert len(bad) == 1 and "hopper-medium-replay" in bad[0] and "2 different data contents" in bad[0]
     assert stray.name in bad[0] and "b1b0ee3f: 3 runs" in bad[0]
+
+
+def test_p1m_figure_pairs_odt_and_control_by_seed_and_counts_what_it_draws():
+    import matplotlib.pyplot as plt
+    rows = [{"run_id": f"{m}-{s}", "dataset": "hopper-medium", "method": m, "variant": "pretrain=20000",
+             "seed": s, "status": "complete", "phase": "online", "online_samples": 5000, "step": 0, "score_mean": v}
+            for m, scores in (("odt", {0: 10.0, 1: 20.0, 2: 30.0}), ("odt-control", {1: 5.0, 2: 5.0, 3: 5.0}))
+            for s, v in scores.items()]
+    fig = plt.figure()
+    wide = plots.draw_control_pretraining(pd.DataFrame(rows), fig)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    ticks = [t.get_text() for t in fig.axes[1].get_xticklabels()]
+    plt.close(fig)
+    assert dict(zip(wide.seed, wide.odt_minus_control, strict=True)) == {1: 15.0, 2: 25.0}  # seeds 0, 3 unpaired
+    assert legend == ["odt (n=3 per dataset)", "odt-control (n=3 per dataset)"]
+    assert ticks == ["hopper-medium\n(2 seeds paired)"]
