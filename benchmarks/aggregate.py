@@ -110,13 +110,24 @@ def score_matrix(runs: pd.DataFrame, method: str, value: str, tasks: Sequence[st
     return np.stack([c[:n] for c in columns], axis=1)
 
 
+def import_rliable():
+    """rliable's ``library`` and ``metrics`` modules, or a RuntimeError that says why not: its
+    dependency arch (< 8) fails at import under pandas 3, which pyproject.toml excludes but a
+    shared environment (a GPU image, a cluster module) may bring."""
+    try:
+        from rliable import library, metrics
+    except Exception as exc:  # arch 7 under pandas 3 raises TypeError from a pandas decorator
+        raise RuntimeError(f"rliable could not be imported ({type(exc).__name__}: {exc}); this environment "
+                           f"has pandas {pd.__version__}, and rliable's dependency arch<8 needs pandas<3 "
+                           f"(pyproject.toml pins it): pip install 'pandas>=2,<3'") from exc
+    return library, metrics
+
+
 def rliable_summary(matrices: dict[str, np.ndarray], pairs: Sequence[tuple[str, str]] = (),
                     reps: int = 2000, seed: int = 0) -> dict:
     """IQM and optimality gap (scores on the 0-1 scale) with 95% stratified bootstrap CIs, and
     P(X > Y) for each pair; seeded, so the same inputs give the same numbers."""
-    from rliable import library as rly
-    from rliable import metrics
-
+    rly, metrics = import_rliable()
     # rliable's StratifiedBootstrap draws its indices from the global numpy RNG (not from the
     # random_state it is given), so the global state is seeded here and restored afterwards.
     saved = np.random.get_state()

@@ -913,3 +913,20 @@ def test_p1m_figure_pairs_odt_and_control_by_seed_and_counts_what_it_draws():
     assert dict(zip(wide.seed, wide.odt_minus_control, strict=True)) == {1: 15.0, 2: 25.0}  # seeds 0, 3 unpaired
     assert legend == ["odt (n=3 per dataset)", "odt-control (n=3 per dataset)"]
     assert ticks == ["hopper-medium\n(2 seeds paired)"]
+
+
+def test_rliable_import_failure_names_pandas_and_the_pin(monkeypatch):
+    """arch 7 (rliable's dependency) fails at import under pandas 3 with a bare TypeError."""
+    import builtins
+
+    from benchmarks import aggregate
+    real_import = builtins.__import__
+
+    def failing(name, *args, **kwargs):
+        if name.startswith("rliable"):
+            raise TypeError("deprecate_kwarg() missing 1 required positional argument: 'new_arg_name'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing)
+    with pytest.raises(RuntimeError, match=r"pandas .*arch<8 needs pandas<3"):
+        aggregate.import_rliable()
