@@ -1,8 +1,8 @@
 """What complete runs of the same config took: the launch estimate's measured part.
 
 The launch estimate prices a run by a FLOP model (``launch.estimate_run``), which is off by a
-factor that differs per method and domain (the cpu preset's locomotion ODT runs took ~1.5x what
-it says). Where the results folder already holds complete runs of the same computation (same
+factor that differs per method and domain (over the committed cpu-preset records: ODT on hopper
+took ~1.5x what it says, IQL on hopper ~0.8x, SAC on walker2d ~0.7x), so no one constant fixes it. Where the results folder already holds complete runs of the same computation (same
 method, dataset, config up to the seed, g_eval sweep, and whether the run started from another
 run's pretraining), their measured time is the better price: a 10-seed plan whose first seeds
 are done, or a batch resumed on the machine that ran its first half.
@@ -92,4 +92,3 @@ def matching(timed: Mapping[Computation, list[TimedRun]], spec: RunSpec, config:
 
 def median_core_seconds(runs: Iterable[TimedRun]) -> float:
     return statistics.median(t.core_seconds for t in runs)
-
