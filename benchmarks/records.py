@@ -132,24 +132,26 @@ def progress_of(directory: Path) -> str:
     """How far a started run had come at its last evaluation (``last evaluation at 12,000 updates,
     0 online samples``), from its curve; '' before its first evaluation. A resumed run picks up
     from its last checkpoint, at or after that point."""
-    try:
-        rows = read_curve(Path(directory) / CURVE)
-    except (OSError, json.JSONDecodeError):
+    last = last_curve_row(directory)
+    if last is None:
         return ""
-    if not rows:
-        return ""
-    last = rows[-1]
     return (f"last evaluation at {int(last.get('updates') or 0):,} updates, "
             f"{int(last.get('online_samples') or 0):,} online samples")
 
 
 def updates_done(directory: Path) -> int:
     """Gradient updates at a started run's last evaluation (0 before its first)."""
+    last = last_curve_row(directory)
+    return int(last.get("updates") or 0) if last else 0
+
+
+def last_curve_row(directory: Path) -> dict | None:
+    """A run's last curve row (its last evaluation), or None before its first or if unreadable."""
     try:
         rows = read_curve(Path(directory) / CURVE)
     except (OSError, json.JSONDecodeError):
-        return 0
-    return int(rows[-1].get("updates") or 0) if rows else 0
+        return None
+    return rows[-1] if rows else None
 
 
 def read_record(directory: Path) -> dict | None:
