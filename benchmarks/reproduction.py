@@ -207,10 +207,15 @@ def control_cells(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) 
             f"{odt.online_samples.mean():.0f} / {control.online_samples.mean():.0f}")
 
 
+def control_datasets(runs: pd.DataFrame) -> list[str]:
+    """The datasets with complete runs of both ``odt`` and ``odt-control``, in the paper's order."""
+    return [d for d in dataset_order(runs) if not complete_runs(runs, "odt-control", d).empty
+            and not complete_runs(runs, "odt", d).empty]
+
+
 def control_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
     """The control section (no lines if no dataset has both ``odt`` and ``odt-control`` runs)."""
-    both = [d for d in dataset_order(runs) if not complete_runs(runs, "odt-control", d).empty
-            and not complete_runs(runs, "odt", d).empty]
+    both = control_datasets(runs)
     if not both:
         return []
     lines = ["", "## What online data adds: ODT against its no-new-data control (`odt-control`)", "",
@@ -501,8 +506,7 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
         (odt, odt_n), (iql, iql_n) = (early_gains(curves, runs, dataset, m, reps) for m in ("odt", "iql"))
         lines.append(f"| {dataset} | {odt.text()} | {odt_n:.0f} | {iql.text()} | {iql_n:.0f} |")
     lines += control_lines(runs, reps)
-    both = [d for d in dataset_order(runs) if not complete_runs(runs, "odt-control", d).empty]
-    if both:
+    if both := control_datasets(runs):
         lines += last_evaluations_lines(curves, runs, both, reps)
     lines += finetune_lr_lines(root, preset, runs, reps)
     lines += buffer_lines(root, preset, runs, reps, seeds)

@@ -186,7 +186,8 @@ def _sources(runs: pd.DataFrame) -> str:
 
 def _caption(preset: str, runs: pd.DataFrame, seeds: int | None, what: str) -> str:
     warn = " SMOKE PRESET: a plumbing check on tiny random-policy data, NOT a result." if preset == "smoke" else ""
-    return (f"{what} Preset `{preset}`; {seeds or 'no'} seeds per cell (mean ± population std); "
+    count = f"up to {seeds} seeds per cell, (n=k) marking a cell of fewer" if seeds else "no seeds"
+    return (f"{what} Preset `{preset}`; {count} (mean ± population std); "
             f"data: {_sources(runs)}.{warn} Missing cells (—) have no complete run; "
             f"'failed (k)' means all k runs failed.")
 

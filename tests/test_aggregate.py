@@ -112,6 +112,16 @@ def test_table1_markdown_shows_missing_failed_bold_and_the_paper(tree):
     diff = text.split("## Ours minus the paper's")[1]
     assert f"{91.0 - 97.54:.2f}" in diff
     assert "SMOKE PRESET" in text
+    # the caption gives the fullest cell's seed count as an upper bound, not every cell's
+    assert "up to 3 seeds per cell, (n=k) marking a cell of fewer" in ours
+
+
+def test_a_cell_with_fewer_seeds_than_the_fullest_is_marked(tree):
+    fake_run(tree, "odt", "hopper-medium", 3, final=93.0, offline=60.0)  # 4 seeds; the rest keep 3
+    ours = tables.table1_text(agg.load_runs(tree, "smoke", "table1"), "smoke", reps=200).split("## The paper's")[0]
+    assert "up to 4 seeds per cell" in ours
+    hop = next(line for line in ours.splitlines() if line.startswith("| hopper-medium |"))
+    assert "(n=3)" in hop and "91.50 ± 1.12 |" in hop.replace("**", "")  # 4 seeds: no n mark
 
 
 def test_block_sums_only_when_every_row_of_the_block_has_a_number():
