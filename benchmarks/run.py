@@ -22,6 +22,7 @@ path (the others still finish).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import sys
 from pathlib import Path
 
@@ -80,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only-seeds", type=int, nargs="+", default=None, metavar="SEED",
                    help="only these seeds of the plan (e.g. --only-seeds 5 6 7: one share of a batch split "
                         "between machines or launchers; each skips runs another launch is running)")
+    p.add_argument("--variants", nargs="+", default=None, metavar="PATTERN",
+                   help="only the variants whose label matches one of these shell patterns, e.g. "
+                        "--variants '*lr=0.001,*' (part of a sweep or grid; --dry-run lists the labels in the "
+                        "run directories' names)")
     p.add_argument("--datasets", nargs="+", default=None, help="only these datasets")
     p.add_argument("--methods", nargs="+", default=None, help="only these methods")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
@@ -156,6 +161,7 @@ def _plan(args: argparse.Namespace, preset: str) -> list[RunSpec]:
     specs = expand(args.experiment, preset, args.seeds, args.datasets, args.methods,
                    warn=lambda m: _err(f"warning: {m}"))
     specs = only_seeds(specs, args.only_seeds, args.experiment)
+    specs = only_variants(specs, args.variants, args.experiment)
     specs = with_overrides(specs, parse_assignments(args.set))
     check_configs(specs)
     if not args.include_unavailable:
@@ -178,6 +184,19 @@ def only_seeds(specs: list[RunSpec], seeds: list[int] | None, experiment: str) -
         raise ConfigError(f"--only-seeds {' '.join(map(str, missing))}: not among {experiment}'s seeds here "
                           f"({span}; --seeds N sets how many)")
     return [s for s in specs if s.seed in set(seeds)]
+
+
+def only_variants(specs: list[RunSpec], patterns: list[str] | None, experiment: str) -> list[RunSpec]:
+    """The specs whose variant label matches one of the shell ``patterns`` (all without any); a
+    pattern that matches no variant of the plan is a ConfigError listing the labels."""
+    if patterns is None:
+        return specs
+    labels = sorted({s.variant for s in specs})
+    unmatched = [p for p in patterns if not fnmatch.filter(labels, p)]
+    if unmatched:
+        raise ConfigError(f"--variants {' '.join(unmatched)}: matches none of {experiment}'s variants here "
+                          f"({', '.join(labels) or 'none'})")
+    return [s for s in specs if any(fnmatch.fnmatchcase(s.variant, p) for p in patterns)]
 
 
 def _run(args: argparse.Namespace) -> int:

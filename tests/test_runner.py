@@ -305,6 +305,22 @@ def test_only_seeds_plans_that_share_of_the_seeds(tmp_path, capsys):
     assert "--only-seeds 7" in err and "0-3" in err
 
 
+def test_variants_plans_the_matching_part_of_a_grid(tmp_path, capsys):
+    base = ["pos_embedding", "--preset", "smoke", "--seeds", "1", "--results", str(tmp_path), "--dry-run",
+            "--executor", "local"]
+    assert run_cli.main(base + ["--variants", "*lr=0.001,*"]) == 0
+    listed = [x for x in capsys.readouterr().out.splitlines() if x.lstrip().startswith("absent")]
+    # the grid's lr=1e-3 half: 2 weight decays x positional embedding on/off; lr=1e-4 left out
+    assert len(listed) == 4 and all("_lr=0.001_" in x for x in listed)
+    assert {x.split("pos=")[1].split("_")[0] for x in listed} == {"True", "False"}
+    assert run_cli.main(base + ["--variants", "pos=False,lr=0.0001,wd=0.0001", "pos=True,*wd=0.001"]) == 0
+    listed = [x for x in capsys.readouterr().out.splitlines() if x.lstrip().startswith("absent")]
+    assert len(listed) == 3
+    assert run_cli.main(base + ["--variants", "*", "lr=1e-3"]) == 2  # labels write 1e-3 as 0.001
+    err = capsys.readouterr().err
+    assert "--variants lr=1e-3" in err and "pos=False,lr=0.001,wd=0.001" in err
+
+
 def test_cli_rejects_bad_names(tmp_path, capsys):
     assert run_cli.main(["table9", "--results", str(tmp_path)]) == 2
     assert "known: table1" in capsys.readouterr().err
