@@ -32,6 +32,9 @@ def test_c1_report_describes_each_row_beneath_its_domain_without_a_verdict():
     lines = rp.report_lines(_runs(_row("walker2d-medium", 40.0, 30.0, 35.0, 33.0)), reps=200)
     row = next(line for line in lines if line.startswith("| walker2d-medium |"))
     assert row.split(" | ")[1].startswith("+10.0") and "+4.2" in row and rp.ROW_READING in row
+    # within run: each ODT run's final (40 + s) minus its own end of pretraining (10) = 32 on average,
+    # minus delta IQL 2: +30.0, shown beside Table 1's reading
+    assert row.split(" | ")[2].startswith("+30.0")
     domain = next(line for line in lines if line.startswith("| **walker2d** (sum) |") and "+15.2" in line)
     assert domain.endswith("| incomplete |")
 
