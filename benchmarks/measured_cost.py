@@ -2,9 +2,10 @@
 
 The launch estimate prices a run by a FLOP model (``launch.estimate_run``), which is off by a
 factor that differs per method and domain (over the committed cpu-preset records: ODT on hopper
-took ~1.5x what it says, IQL on hopper ~0.8x, SAC on walker2d ~0.7x), so no one constant fixes it. Where the results folder already holds complete runs of the same computation (same
-method, dataset, config up to the seed, g_eval sweep, and whether the run started from another
-run's pretraining), their measured time is the better price: a 10-seed plan whose first seeds
+took ~1.5x what it says, IQL on hopper ~0.8x, SAC on walker2d ~0.7x), so no one constant fixes
+it. Where the results folder already holds complete runs of the same computation (same method,
+dataset, config up to the seed, g_eval sweep, and whether the run started from another run's
+pretraining), their measured time is the better price: a 10-seed plan whose first seeds
 are done, or a batch resumed on the machine that ran its first half.
 
 A run's cost is the seconds of its one attempt (``attempt_seconds``), or for a run resumed over

@@ -83,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "between machines or launchers; each skips runs another launch is running)")
     p.add_argument("--variants", nargs="+", default=None, metavar="PATTERN",
                    help="only the variants whose label matches one of these shell patterns, e.g. "
-                        "--variants '*lr=0.001,*' (part of a sweep or grid; --dry-run lists the labels in the "
-                        "run directories' names)")
+                        "--variants '*lr=0.001,*' (part of a sweep or grid; labels separate their fields with "
+                        "commas, which run directory names write as underscores; a pattern that matches none "
+                        "lists the labels)")
     p.add_argument("--datasets", nargs="+", default=None, help="only these datasets")
     p.add_argument("--methods", nargs="+", default=None, help="only these methods")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
@@ -192,7 +193,7 @@ def only_variants(specs: list[RunSpec], patterns: list[str] | None, experiment: 
     if patterns is None:
         return specs
     labels = sorted({s.variant for s in specs})
-    unmatched = [p for p in patterns if not fnmatch.filter(labels, p)]
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(label, p) for label in labels)]
     if unmatched:
         raise ConfigError(f"--variants {' '.join(unmatched)}: matches none of {experiment}'s variants here "
                           f"({', '.join(labels) or 'none'})")
