@@ -42,6 +42,10 @@ Experiments (paper section in brackets):
   raise LAMB rates below 1e-3 to 1e-3 for pretraining and finetuning alike, and now finetunes
   at the paper's rate. Its runs have the configuration of ``table1``'s hopper-medium ``odt``
   runs since then, so the two repeat each other.
+* ``offline_length`` (``PROTOCOL-offline-length-cpu.md``; not in the paper): ODT's offline
+  protocol trained as many updates as ODT's pretraining at the preset, on the rows where the
+  ``cpu`` preset's two lengths differ (walker2d, ant: 5000 against 2500), so Table 1's delta ODT
+  can be read without crediting finetuning with the extra offline updates.
 
 Ablations that change ODT's internals (overrides of ``odt.config`` fields) use the ``odt``
 method; the methods of ``table1``/``stability`` are taken from ``benchmarks.methods.METHODS``
@@ -208,6 +212,14 @@ def _control_pretraining_variants(m: str, d: str, p: str):
     return [(f"pretrain={updates}", _ov(pretrain_updates=updates), ())]
 
 
+def _offline_length_variants(m: str, d: str, p: str):
+    """PROTOCOL-offline-length-cpu.md: the offline protocol (its own hyperparameters) with ODT's
+    pretraining length at the same preset."""
+    updates = _base(d, p).pretrain_updates
+    return [(f"updates={updates}", _ov(pretrain_updates=updates), ())]
+
+
+OFFLINE_LENGTH_DATASETS = ("walker2d-medium", "walker2d-medium-replay", "ant-medium", "ant-medium-replay")
 ABLATION_FIRST_SEED = 20  # PROTOCOL-ablations-cpu.md: fresh seeds 20-24 (two-arm figures), 20-22 (sweeps)
 DT_SIZING_RATES = (1e-4, 3e-4, 1e-3)  # PROTOCOL-dt-sizing-cpu.md: the preset's 1e-4 and two raised rates
 G_EVAL_MULTIPLES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
@@ -310,6 +322,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("finetune_lr", "Diagnostic: ODT finetuned at the paper's learning rate (the cpu preset floors it at 1e-3)",
                5, ("hopper-medium",), ("odt",),
                variants=lambda m, d, p: [("online.lr=paper", _ov(online__lr=_paper_lr(d)), ())]),
+    Experiment("offline_length", "Protocol PROTOCOL-offline-length-cpu.md: ODT's offline protocol trained as many "
+               "updates as ODT's pretraining (walker2d, ant: the cpu preset's 5000, not 2500)",
+               5, OFFLINE_LENGTH_DATASETS, ("odt-offline",), variants=_offline_length_variants),
 ]}
 
 

@@ -60,20 +60,20 @@ def _scores(runs: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
     return complete_runs(runs, method, dataset).set_index("seed")
 
 
-def _gain_in_run(runs: pd.DataFrame, method: str, dataset: str) -> Sequence[float]:
+def gain_in_run(runs: pd.DataFrame, method: str, dataset: str) -> Sequence[float]:
     """Each complete run's final score minus its own end-of-pretraining (offline) score."""
     scores = _scores(runs, method, dataset)
     return (scores.final_score - scores.offline_score).to_numpy()
 
 
-def _row_groups_c1(runs: pd.DataFrame, dataset: str) -> Groups:
+def row_groups_c1(runs: pd.DataFrame, dataset: str) -> Groups:
     odt, off = (_scores(runs, m, dataset) for m in ("odt", "odt-offline"))
     return [(odt.final_score.to_numpy(), 1.0), (off.final_score.to_numpy(), -1.0),
-            (_gain_in_run(runs, "iql", dataset), -1.0)]
+            (gain_in_run(runs, "iql", dataset), -1.0)]
 
 
 def _row_groups_c1_within_run(runs: pd.DataFrame, dataset: str) -> Groups:
-    return [(_gain_in_run(runs, "odt", dataset), 1.0), (_gain_in_run(runs, "iql", dataset), -1.0)]
+    return [(gain_in_run(runs, "odt", dataset), 1.0), (gain_in_run(runs, "iql", dataset), -1.0)]
 
 
 def _row_groups_c2(runs: pd.DataFrame, dataset: str) -> Groups:
@@ -143,12 +143,12 @@ def report_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
              "and ant).", "",
              "| domain / row | ours | within run | the paper | verdict |", "|---|---|---|---|---|"]
     for domain, rows in DOMAINS.items():
-        e = summed(runs, rows, _row_groups_c1, reps)
+        e = summed(runs, rows, row_groups_c1, reps)
         w = summed(runs, rows, _row_groups_c1_within_run, reps)
         lines.append(f"| **{domain}** (sum) | {e.text()} | {w.text()} | {paper_c1(domain):+.1f} | "
                      f"{c1_verdict(domain, e)} |")
         for d in rows:
-            e, w = (summed(runs, [d], g, reps) for g in (_row_groups_c1, _row_groups_c1_within_run))
+            e, w = (summed(runs, [d], g, reps) for g in (row_groups_c1, _row_groups_c1_within_run))
             lines.append(f"| {d} | {e.text()} | {w.text()} | {paper_c1_row(d):+.1f} | {ROW_READING} |")
     lines += ["", "## C2: ODT − `odt-control`, paired by seed", "",
               "| domain / row | ours | verdict |", "|---|---|---|"]
@@ -170,7 +170,7 @@ def c4_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
     rows = [d for r in DOMAINS.values() for d in r]
     sums = reference.load("table1")["sums"]["locomotion"]
     online = summed(runs, rows, _row_groups_c4_online, reps)
-    delta = summed(runs, rows, _row_groups_c1, reps)
+    delta = summed(runs, rows, row_groups_c1, reps)
     ready = min(online.n, delta.n) >= MIN_SEEDS
     status = "" if ready else " (incomplete: some of the 8 rows lack runs; read nothing from it)"
     return ["", f"## C4: sums over the 8 locomotion rows{status}", "",

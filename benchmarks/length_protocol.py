@@ -1,0 +1,179 @@
+"""``python -m benchmarks.length_protocol``: the comparisons of ``PROTOCOL-offline-length-cpu.md``.
+
+At the ``cpu`` preset ODT pretrains 5000 updates on walker2d and ant while Table 1's offline
+protocol (``odt-offline``) trains 2500, so Table 1's delta ODT there credits finetuning with 2500
+extra offline updates. Experiment ``offline_length`` trains the offline protocol (its own
+hyperparameters) as long as ODT's pretraining; from its runs and Table 1's, per domain
+(walker2d; ant once its ``-medium-replay`` row exists):
+
+* **L1** (primary): C1 of ``PROTOCOL-table1-rows-cpu.md`` with the longer offline protocol:
+  sum over the domain's rows of (mean ``odt`` final - mean longer ``odt-offline`` final - delta
+  IQL), delta IQL within each IQL run; verdict by C1's rule (``rows_protocol.c1_verdict``);
+* **L2**, per row: longer ``odt-offline`` - Table 1's ``odt-offline``, paired by seed (the
+  same seed starts from the same initialisation and batch order), read for its sign;
+* **L3**, per row, described: mean longer ``odt-offline`` against the mean of ODT's own
+  end-of-pretraining scores (both as long, different hyperparameters);
+* **the check**: a longer run's evaluations at the updates where Table 1's run of the same seed
+  also evaluated are expected to be equal (the learning-rate schedule does not depend on the
+  length).
+
+Bootstrap and the seed floor are C1's (95% percentile interval, each group resampled on its own,
+no verdict below ``MIN_SEEDS`` complete seeds in any group).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks import aggregate as agg
+from benchmarks.reproduction import (
+    BOOTSTRAP_REPS,
+    Estimate,
+    add_analysis_arguments,
+    analysis_runs,
+    bootstrap_combination,
+    complete_runs,
+    emit,
+    per_seed_difference,
+    reps_in_range,
+)
+from benchmarks.rows_protocol import DOMAINS as ROW_DOMAINS
+from benchmarks.rows_protocol import (
+    MIN_SEEDS,
+    Groups,
+    c1_verdict,
+    gain_in_run,
+    paper_c1,
+    row_groups_c1,
+    summed,
+)
+
+EXPERIMENT = "offline_length"
+DOMAINS = {d: ROW_DOMAINS[d] for d in ("walker2d", "ant")}  # where the cpu preset's two lengths differ
+METHOD = "odt-offline"
+
+
+def _final(runs: pd.DataFrame, method: str, dataset: str) -> pd.Series:
+    return complete_runs(runs, method, dataset).set_index("seed").final_score
+
+
+def _row_groups_l1(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str) -> Groups:
+    return [(_final(table1, "odt", dataset).to_numpy(), 1.0), (_final(longer, METHOD, dataset).to_numpy(), -1.0),
+            (gain_in_run(table1, "iql", dataset), -1.0)]
+
+
+def l1(table1: pd.DataFrame, longer: pd.DataFrame, datasets: Sequence[str], reps: int = BOOTSTRAP_REPS) -> Estimate:
+    """Sum over ``datasets`` of delta ODT (against the longer offline protocol) - delta IQL."""
+    return summed(table1, datasets, lambda runs, d: _row_groups_l1(runs, longer, d), reps)
+
+
+def l2(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> Estimate:
+    """Longer offline protocol - Table 1's, per seed both have."""
+    diffs = per_seed_difference(complete_runs(longer, METHOD, dataset), complete_runs(table1, METHOD, dataset),
+                                "final_score")
+    return bootstrap_combination([(diffs.to_numpy(), 1.0)], reps)
+
+
+def l2_reading(e: Estimate) -> str:
+    if e.n < MIN_SEEDS:
+        return "incomplete"
+    if e.lo > 0:
+        return "the offline protocol still improved after Table 1's length"
+    if e.hi < 0:
+        return "the offline protocol got worse with more updates"
+    return "no difference shown"
+
+
+def l3(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> Estimate:
+    """Mean longer offline protocol - mean of ODT's own end-of-pretraining scores (independent groups)."""
+    pretrained = complete_runs(table1, "odt", dataset).offline_score.to_numpy()
+    return bootstrap_combination([(_final(longer, METHOD, dataset).to_numpy(), 1.0), (pretrained, -1.0)], reps)
+
+
+def check_rows(table1_curves: pd.DataFrame, longer_curves: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """Per seed and evaluation both runs made: Table 1's score, the longer run's, and whether they
+    are equal (to 1e-9). Only evaluations before Table 1's run's last one count: its last is taken
+    at its end, which the longer run passes without evaluating."""
+    def scores(curves: pd.DataFrame) -> pd.DataFrame:
+        c = curves[(curves.method == METHOD) & (curves.dataset == dataset) & (curves.phase == "pretrain")]
+        return c[["seed", "updates", "score_mean"]]
+    short = scores(table1_curves)
+    short = short[short.updates < short.groupby("seed").updates.transform("max")]
+    both = short.merge(scores(longer_curves), on=["seed", "updates"], suffixes=("_table1", "_longer"))
+    both["equal"] = (both.score_mean_table1 - both.score_mean_longer).abs() <= 1e-9
+    return both.sort_values(["seed", "updates"]).reset_index(drop=True)
+
+
+def report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: pd.DataFrame,
+                 longer_curves: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+    lines = ["# Table 1's δ ODT with the offline protocol as long as ODT's pretraining "
+             "(`PROTOCOL-offline-length-cpu.md`)", "",
+             f"95% percentile bootstrap over seeds ({reps:,} resamples); a sum over rows resamples each "
+             f"group independently. n: the smallest seed count among the groups. No verdict below {MIN_SEEDS} "
+             "seeds in any group. `odt`, `iql` and the shorter `odt-offline` are Table 1's runs.", "",
+             "## L1: Σ_D (ODT − longer ODT offline) − Σ_D δ IQL", "",
+             "| domain / row | L1 | C1 (Table 1's offline protocol) | the paper | verdict |", "|---|---|---|---|---|"]
+    for domain, rows in DOMAINS.items():
+        e, c1 = l1(table1, longer, rows, reps), summed(table1, rows, row_groups_c1, reps)
+        lines.append(f"| **{domain}** (sum) | {e.text()} | {c1.text()} | {paper_c1(domain):+.1f} | "
+                     f"{c1_verdict(domain, e)} |")
+        for d in rows:
+            e, c1 = l1(table1, longer, [d], reps), summed(table1, [d], row_groups_c1, reps)
+            lines.append(f"| {d} | {e.text()} | {c1.text()} | | described (the protocol reads the sum) |")
+    lines += ["", "## L2: longer ODT offline − Table 1's ODT offline, paired by seed; "
+              "L3: longer ODT offline − ODT's own end of pretraining (described)", "",
+              "| row | L2 | reading | L3 |", "|---|---|---|---|"]
+    for d in (d for rows in DOMAINS.values() for d in rows):
+        e = l2(table1, longer, d, reps)
+        lines.append(f"| {d} | {e.text()} | {l2_reading(e)} | {l3(table1, longer, d, reps).text()} |")
+    lines += ["", "## The check: evaluations both runs of a seed made", "",
+              "| row | seed | updates | Table 1 | longer run | equal |", "|---|---|---|---|---|---|"]
+    for d in (d for rows in DOMAINS.values() for d in rows):
+        for r in check_rows(table1_curves, longer_curves, d).itertuples():
+            lines.append(f"| {d} | {r.seed} | {r.updates} | {r.score_mean_table1:.3f} | {r.score_mean_longer:.3f} | "
+                         f"{'yes' if r.equal else 'no'} |")
+    lines += ["", "Per-seed finals of the longer runs:", "", "| row | " + " | ".join(f"s{s}" for s in range(5)) + " |",
+              "|---|" + "---|" * 5]
+    for d in (d for rows in DOMAINS.values() for d in rows):
+        f = _final(longer, METHOD, d)
+        lines.append(f"| {d} | " + " | ".join(f"{f[s]:.1f}" if s in f.index else "—" for s in range(5)) + " |")
+    return lines + [""]
+
+
+def _runs_or_empty(root: Path, preset: str, like: pd.DataFrame, seeds: Sequence[int] | None) -> pd.DataFrame:
+    runs = agg.load_runs(root, preset, EXPERIMENT)
+    if runs.empty:
+        return like.iloc[0:0]
+    return runs[runs.seed.isin(seeds)] if seeds else runs
+
+
+def _curves(root: Path, preset: str, experiment: str) -> pd.DataFrame:
+    curves = agg.load_results(root, preset, experiment)
+    columns = ["method", "dataset", "phase", "seed", "updates", "score_mean"]
+    return curves if not curves.empty else pd.DataFrame(columns=columns)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.length_protocol", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_analysis_arguments(p)
+    p.add_argument("--out", type=Path, default=None, help="also write the text here, e.g. paper_tables/length_protocol_cpu.md")
+    args = p.parse_args(argv)
+    if not reps_in_range(args.reps):
+        return 2
+    table1 = analysis_runs(args, "table1")
+    if table1 is None:
+        return 1
+    longer = _runs_or_empty(args.results, args.preset, table1, args.seeds)
+    lines = report_lines(table1, longer, _curves(args.results, args.preset, "table1"),
+                         _curves(args.results, args.preset, EXPERIMENT), args.reps)
+    return emit("\n".join(lines), args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

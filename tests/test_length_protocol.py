@@ -1,0 +1,93 @@
+"""PROTOCOL-offline-length-cpu.md: the offline_length arm and its comparisons, on hand-made runs."""
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from benchmarks import length_protocol as lp
+from benchmarks.experiments import expand
+from benchmarks.methods import method_config
+
+COLUMNS = ["method", "dataset", "seed", "status", "final_score", "offline_score"]
+
+
+def _runs(rows):
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _table1_row(dataset, odt, off, iql_final, iql_off, seeds=range(5)):
+    return ([("odt", dataset, s, "complete", odt + s, 30.0) for s in seeds]
+            + [("odt-offline", dataset, s, "complete", off + s, off + s) for s in seeds]
+            + [("iql", dataset, s, "complete", iql_final, iql_off) for s in seeds])
+
+
+def _longer_row(dataset, off, seeds=range(5)):
+    return [("odt-offline", dataset, s, "complete", off + s, off + s) for s in seeds]
+
+
+def test_l1_is_c1_with_the_longer_offline_protocol_in_place_of_table1s():
+    table1 = _runs(_table1_row("walker2d-medium", 40.0, 30.0, 35.0, 33.0)
+                   + _table1_row("walker2d-medium-replay", 20.0, 25.0, 10.0, 14.0))
+    longer = _runs(_longer_row("walker2d-medium", 36.0) + _longer_row("walker2d-medium-replay", 20.0))
+    e = lp.l1(table1, longer, lp.DOMAINS["walker2d"], reps=500)
+    # medium: ODT mean 42 - longer offline mean 38 - delta IQL 2 = 2;
+    # replay: ODT 22 - longer 22 - (-4) = 4; the shorter offline protocol (32, 27) plays no part
+    assert e.mean == pytest.approx(6.0) and e.n == 5 and e.lo <= e.mean <= e.hi
+    assert lp.c1_verdict("walker2d", e) in ("supports", "inconclusive")
+
+
+def test_l1_is_incomplete_until_every_row_has_the_longer_arm():
+    table1 = _runs(_table1_row("walker2d-medium", 40.0, 30.0, 35.0, 33.0)
+                   + _table1_row("walker2d-medium-replay", 20.0, 25.0, 10.0, 14.0))
+    longer = _runs(_longer_row("walker2d-medium", 36.0))
+    e = lp.l1(table1, longer, lp.DOMAINS["walker2d"], reps=200)
+    assert e.n == 0 and lp.c1_verdict("walker2d", e) == "incomplete"
+
+
+def test_l2_pairs_the_two_lengths_by_seed_and_reads_the_sign():
+    table1 = _runs(_table1_row("ant-medium", 40.0, 30.0, 35.0, 33.0, seeds=range(6)))
+    longer = _runs(_longer_row("ant-medium", 33.0, seeds=range(1, 7)))
+    e = lp.l2(table1, longer, "ant-medium", reps=300)
+    # seeds 1-5 in both, each longer run exactly 3 above its seed's Table 1 run: no width when paired
+    assert (e.mean, e.lo, e.hi, e.n) == (3.0, 3.0, 3.0, 5)
+    assert lp.l2_reading(e) == "the offline protocol still improved after Table 1's length"
+    same = lp.l2(table1, _runs(_longer_row("ant-medium", 30.0)), "ant-medium", reps=300)
+    assert lp.l2_reading(same) == "no difference shown"
+
+
+def test_l3_sets_the_longer_arm_against_odts_own_end_of_pretraining():
+    table1 = _runs(_table1_row("ant-medium", 40.0, 30.0, 35.0, 33.0))  # ODT's offline_score: 30 in every run
+    e = lp.l3(table1, _runs(_longer_row("ant-medium", 31.0)), "ant-medium", reps=300)
+    assert e.mean == pytest.approx(33.0 - 30.0)
+
+
+def _curve(method, dataset, seed, updates_scores):
+    return [(method, dataset, "pretrain", seed, u, s) for u, s in updates_scores]
+
+
+def test_check_compares_only_the_evaluations_before_table1s_last():
+    cols = ["method", "dataset", "phase", "seed", "updates", "score_mean"]
+    short = pd.DataFrame(_curve("odt-offline", "ant-medium", 0, [(1000, 10.0), (2000, 12.0), (2500, 13.0)])
+                         + _curve("odt-offline", "ant-medium", 1, [(1000, 11.0), (2000, 14.0), (2500, 15.0)]), columns=cols)
+    longer = pd.DataFrame(_curve("odt-offline", "ant-medium", 0, [(1000, 10.0), (2000, 12.0), (3000, 16.0)])
+                          + _curve("odt-offline", "ant-medium", 1, [(1000, 11.0), (2000, 14.5), (3000, 17.0)]), columns=cols)
+    rows = lp.check_rows(short, longer, "ant-medium")
+    assert list(zip(rows.seed, rows.updates, rows.equal)) == [(0, 1000, True), (0, 2000, True),
+                                                              (1, 1000, True), (1, 2000, False)]
+
+
+def test_the_arm_differs_from_table1s_offline_protocol_only_in_its_length():
+    specs = [s for s in expand("offline_length", "cpu", seeds=1) if s.dataset == "walker2d-medium"]
+    assert [s.method for s in specs] == ["odt-offline"]
+    table1 = method_config("odt-offline", "walker2d-medium", "cpu", 0, {})
+    longer = method_config("odt-offline", "walker2d-medium", "cpu", 0, dict(specs[0].overrides))
+    pretraining = method_config("odt", "walker2d-medium", "cpu", 0, {}).pretrain_updates
+    assert (table1.pretrain_updates, longer.pretrain_updates, pretraining) == (2500, 5000, 5000)
+    assert dataclasses.replace(longer, pretrain_updates=table1.pretrain_updates) == table1
+
+
+def test_cli_rejects_few_resamples_and_an_empty_tree(tmp_path, capsys):
+    assert lp.main(["--results", str(tmp_path), "--reps", "50"]) == 2
+    assert lp.main(["--results", str(tmp_path)]) == 1
+    assert "no table1 runs" in capsys.readouterr().err
