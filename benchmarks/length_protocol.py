@@ -34,24 +34,19 @@ from benchmarks import aggregate as agg
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
+    Groups,
     add_analysis_arguments,
     analysis_runs,
     bootstrap_combination,
+    c1_groups,
     complete_runs,
     emit,
+    gain_in_run,
     per_seed_difference,
     reps_in_range,
 )
 from benchmarks.rows_protocol import DOMAINS as ROW_DOMAINS
-from benchmarks.rows_protocol import (
-    MIN_SEEDS,
-    Groups,
-    c1_verdict,
-    gain_in_run,
-    paper_c1,
-    row_groups_c1,
-    summed,
-)
+from benchmarks.rows_protocol import MIN_SEEDS, c1_verdict, paper_c1, summed
 
 EXPERIMENT = "offline_length"
 DOMAINS = {d: ROW_DOMAINS[d] for d in ("walker2d", "ant")}  # where the cpu preset's two lengths differ
@@ -119,11 +114,11 @@ def report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: pd.D
              "## L1: Σ_D (ODT − longer ODT offline) − Σ_D δ IQL", "",
              "| domain / row | L1 | C1 (Table 1's offline protocol) | the paper | verdict |", "|---|---|---|---|---|"]
     for domain, rows in DOMAINS.items():
-        e, c1 = l1(table1, longer, rows, reps), summed(table1, rows, row_groups_c1, reps)
+        e, c1 = l1(table1, longer, rows, reps), summed(table1, rows, c1_groups, reps)
         lines.append(f"| **{domain}** (sum) | {e.text()} | {c1.text()} | {paper_c1(domain):+.1f} | "
                      f"{c1_verdict(domain, e)} |")
         for d in rows:
-            e, c1 = l1(table1, longer, [d], reps), summed(table1, [d], row_groups_c1, reps)
+            e, c1 = l1(table1, longer, [d], reps), summed(table1, [d], c1_groups, reps)
             lines.append(f"| {d} | {e.text()} | {c1.text()} | | described (the protocol reads the sum) |")
     lines += ["", "## L2: longer ODT offline − Table 1's ODT offline, paired by seed; "
               "L3: longer ODT offline − ODT's own end of pretraining (described)", "",

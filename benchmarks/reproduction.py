@@ -152,17 +152,39 @@ def per_seed_difference(left: pd.DataFrame, right: pd.DataFrame, value: str) -> 
     return (left.set_index("seed")[value] - right.set_index("seed")[value]).dropna()
 
 
+Groups = list[tuple[Sequence[float], float]]  # (values, sign): a signed mean of independent groups
+
+
+def gain_in_run(runs: pd.DataFrame, method: str, dataset: str) -> np.ndarray:
+    """Each complete run's final score minus its own end-of-pretraining (offline) score."""
+    cell = complete_runs(runs, method, dataset)
+    return (cell.final_score - cell.offline_score).to_numpy()
+
+
+def delta_odt_groups(runs: pd.DataFrame, dataset: str) -> Groups:
+    """Table 1's delta ODT: the ``odt`` runs' finals minus the ``odt-offline`` runs' (two sets of runs)."""
+    odt, off = (complete_runs(runs, m, dataset).final_score.to_numpy() for m in ("odt", "odt-offline"))
+    return [(odt, 1.0), (off, -1.0)]
+
+
+def c1_groups(runs: pd.DataFrame, dataset: str) -> Groups:
+    """Table 1's delta ODT minus delta IQL (IQL's gain read within each run)."""
+    return delta_odt_groups(runs, dataset) + [(gain_in_run(runs, "iql", dataset), -1.0)]
+
+
+def c1_within_run_groups(runs: pd.DataFrame, dataset: str) -> Groups:
+    """delta ODT read within each ODT run, minus delta IQL (within each IQL run)."""
+    return [(gain_in_run(runs, "odt", dataset), 1.0), (gain_in_run(runs, "iql", dataset), -1.0)]
+
+
 def gains(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
     """The finetuning gains of one dataset (see the module docstring)."""
-    odt, odt_off, iql = (complete_runs(runs, m, dataset) for m in ("odt", "odt-offline", "iql"))
-    odt_gain, iql_gain = odt.final_score - odt.offline_score, iql.final_score - iql.offline_score
     return {
-        "delta_odt": bootstrap_combination([(odt.final_score, 1.0), (odt_off.final_score, -1.0)], reps),
-        "delta_odt_within_run": bootstrap_combination([(odt_gain, 1.0)], reps),
-        "delta_iql": bootstrap_combination([(iql_gain, 1.0)], reps),
-        "delta_odt_minus_delta_iql": bootstrap_combination(
-            [(odt.final_score, 1.0), (odt_off.final_score, -1.0), (iql_gain, -1.0)], reps),
-        "delta_odt_within_run_minus_delta_iql": bootstrap_combination([(odt_gain, 1.0), (iql_gain, -1.0)], reps),
+        "delta_odt": bootstrap_combination(delta_odt_groups(runs, dataset), reps),
+        "delta_odt_within_run": bootstrap_combination([(gain_in_run(runs, "odt", dataset), 1.0)], reps),
+        "delta_iql": bootstrap_combination([(gain_in_run(runs, "iql", dataset), 1.0)], reps),
+        "delta_odt_minus_delta_iql": bootstrap_combination(c1_groups(runs, dataset), reps),
+        "delta_odt_within_run_minus_delta_iql": bootstrap_combination(c1_within_run_groups(runs, dataset), reps),
     }
 
 

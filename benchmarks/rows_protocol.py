@@ -37,9 +37,12 @@ from benchmarks.experiments import TABLE1_MIN_SEEDS
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
+    Groups,
     add_analysis_arguments,
     analysis_runs,
     bootstrap_combination,
+    c1_groups,
+    c1_within_run_groups,
     complete_runs,
     directional_verdict,
     emit,
@@ -53,27 +56,10 @@ LARGE_GAP = ("hopper", "walker2d")  # the paper's C1 is large here; within +-3.5
 EQUIVALENCE = 3.0  # C2: an interval inside [-3, +3] says online data adds nothing
 MIN_SEEDS = TABLE1_MIN_SEEDS
 ROW_READING = "described (the protocol reads the domain's sum)"
-Groups = list[tuple[Sequence[float], float]]
 
 
 def _scores(runs: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
     return complete_runs(runs, method, dataset).set_index("seed")
-
-
-def gain_in_run(runs: pd.DataFrame, method: str, dataset: str) -> Sequence[float]:
-    """Each complete run's final score minus its own end-of-pretraining (offline) score."""
-    scores = _scores(runs, method, dataset)
-    return (scores.final_score - scores.offline_score).to_numpy()
-
-
-def row_groups_c1(runs: pd.DataFrame, dataset: str) -> Groups:
-    odt, off = (_scores(runs, m, dataset) for m in ("odt", "odt-offline"))
-    return [(odt.final_score.to_numpy(), 1.0), (off.final_score.to_numpy(), -1.0),
-            (gain_in_run(runs, "iql", dataset), -1.0)]
-
-
-def _row_groups_c1_within_run(runs: pd.DataFrame, dataset: str) -> Groups:
-    return [(gain_in_run(runs, "odt", dataset), 1.0), (gain_in_run(runs, "iql", dataset), -1.0)]
 
 
 def _row_groups_c2(runs: pd.DataFrame, dataset: str) -> Groups:
@@ -143,12 +129,12 @@ def report_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
              "and ant).", "",
              "| domain / row | ours | within run | the paper | verdict |", "|---|---|---|---|---|"]
     for domain, rows in DOMAINS.items():
-        e = summed(runs, rows, row_groups_c1, reps)
-        w = summed(runs, rows, _row_groups_c1_within_run, reps)
+        e = summed(runs, rows, c1_groups, reps)
+        w = summed(runs, rows, c1_within_run_groups, reps)
         lines.append(f"| **{domain}** (sum) | {e.text()} | {w.text()} | {paper_c1(domain):+.1f} | "
                      f"{c1_verdict(domain, e)} |")
         for d in rows:
-            e, w = (summed(runs, [d], g, reps) for g in (row_groups_c1, _row_groups_c1_within_run))
+            e, w = (summed(runs, [d], g, reps) for g in (c1_groups, c1_within_run_groups))
             lines.append(f"| {d} | {e.text()} | {w.text()} | {paper_c1_row(d):+.1f} | {ROW_READING} |")
     lines += ["", "## C2: ODT − `odt-control`, paired by seed", "",
               "| domain / row | ours | verdict |", "|---|---|---|"]
@@ -170,7 +156,7 @@ def c4_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
     rows = [d for r in DOMAINS.values() for d in r]
     sums = reference.load("table1")["sums"]["locomotion"]
     online = summed(runs, rows, _row_groups_c4_online, reps)
-    delta = summed(runs, rows, row_groups_c1, reps)
+    delta = summed(runs, rows, c1_groups, reps)
     ready = min(online.n, delta.n) >= MIN_SEEDS
     status = "" if ready else " (incomplete: some of the 8 rows lack runs; read nothing from it)"
     return ["", f"## C4: sums over the 8 locomotion rows{status}", "",

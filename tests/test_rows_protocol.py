@@ -20,7 +20,7 @@ def _row(dataset, odt, off, iql_final, iql_off, seeds=range(5)):
 def test_c1_sums_table1_deltas_over_the_domain_rows():
     rows = _row("walker2d-medium", 40.0, 30.0, 35.0, 33.0) + _row("walker2d-medium-replay", 20.0, 25.0, 10.0, 14.0)
     rows.append(("odt", "walker2d-medium", 9, "failed", 1e6, 0.0))  # ignored: not complete
-    e = rp.summed(_runs(rows), rp.DOMAINS["walker2d"], rp.row_groups_c1, reps=500)
+    e = rp.summed(_runs(rows), rp.DOMAINS["walker2d"], rp.c1_groups, reps=500)
     # medium: delta ODT = mean(40..44) - 30 = 12, delta IQL = 2; replay: delta ODT = 22 - 25 = -3, delta IQL = -4
     assert e.mean == pytest.approx((12.0 - 2.0) + (-3.0 + 4.0))
     assert e.n == 5 and e.lo < e.mean < e.hi
@@ -41,7 +41,7 @@ def test_c1_report_describes_each_row_beneath_its_domain_without_a_verdict():
 
 def test_c1_is_incomplete_while_a_row_lacks_an_arm():
     runs = _runs(_row("ant-medium", 40.0, 30.0, 35.0, 33.0))  # ant-medium-replay has no runs
-    e = rp.summed(runs, rp.DOMAINS["ant"], rp.row_groups_c1, reps=200)
+    e = rp.summed(runs, rp.DOMAINS["ant"], rp.c1_groups, reps=200)
     assert e.n == 0 and rp.c1_verdict("ant", e) == "incomplete"
 
 
