@@ -1,5 +1,8 @@
-"""Floating-point settings under which the forge's SAC training gives the same bits on any
-x86-64 CPU with AVX2, and a description of the settings a training actually ran under.
+"""Floating-point settings that pin the forge's SAC training to one code path (MKL's and PyTorch's
+AVX2 branches), and a description of the settings a training actually ran under. They make a
+file remakeable on the CPU model that made it; they do not make it remakeable across models:
+session 32's AMD EPYC, under the same pins, did not remake the file an Intel Xeon made
+(``paper_tables/datasets/README.md``).
 
 Why: a medium-replay dataset *is* SAC's replay buffer, so the file is only as reproducible as
 the SAC run that filled it. Session 24 found that it is not reproducible across machines: on a
@@ -19,8 +22,8 @@ Both variables are read when the library first needs them (the first matrix prod
 dispatched kernel), so they must be set before a process computes anything: the dataset CLI
 sets them first thing, and ``benchmarks.run --make-datasets`` runs that CLI in a child process,
 so the settings never reach the ODT, DT, IQL or SAC runs (their numbers are pinned per machine,
-as before). Whether another CPU model really gives the same bits has not been checked here (one
-machine type was available); the card records the CPU and the settings so that it can be.
+as before). The card records the CPU and the settings, which is how session 32 could tell that
+another CPU model does not give the same bits.
 """
 
 from __future__ import annotations
