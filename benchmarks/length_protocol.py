@@ -46,7 +46,7 @@ from benchmarks.reproduction import (
     reps_in_range,
 )
 from benchmarks.rows_protocol import DOMAINS as ROW_DOMAINS
-from benchmarks.rows_protocol import MIN_SEEDS, c1_verdict, paper_c1, summed
+from benchmarks.rows_protocol import MIN_SEEDS, c1_verdict, paper_c1, paper_c1_row, summed
 
 EXPERIMENT = "offline_length"
 DOMAINS = {d: ROW_DOMAINS[d] for d in ("walker2d", "ant")}  # where the cpu preset's two lengths differ
@@ -119,7 +119,7 @@ def report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: pd.D
                      f"{c1_verdict(domain, e)} |")
         for d in rows:
             e, c1 = l1(table1, longer, [d], reps), summed(table1, [d], c1_groups, reps)
-            lines.append(f"| {d} | {e.text()} | {c1.text()} | | described (the protocol reads the sum) |")
+            lines.append(f"| {d} | {e.text()} | {c1.text()} | {paper_c1_row(d):+.1f} | described (the protocol reads the sum) |")
     lines += ["", "## L2: longer ODT offline − Table 1's ODT offline, paired by seed; "
               "L3: longer ODT offline − ODT's own end of pretraining (described)", "",
               "| row | L2 | reading | L3 |", "|---|---|---|---|"]

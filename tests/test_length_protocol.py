@@ -91,3 +91,15 @@ def test_cli_rejects_few_resamples_and_an_empty_tree(tmp_path, capsys):
     assert lp.main(["--results", str(tmp_path), "--reps", "50"]) == 2
     assert lp.main(["--results", str(tmp_path)]) == 1
     assert "no table1 runs" in capsys.readouterr().err
+
+
+def test_report_sets_l1_beside_c1_and_the_papers_row_term():
+    table1 = _runs(_table1_row("walker2d-medium", 40.0, 30.0, 35.0, 33.0))
+    longer = _runs(_longer_row("walker2d-medium", 36.0))
+    empty = pd.DataFrame(columns=["method", "dataset", "phase", "seed", "updates", "score_mean"])
+    lines = lp.report_lines(table1, longer, empty, empty, reps=200)
+    row = next(line for line in lines if line.startswith("| walker2d-medium |")).split(" | ")
+    # L1: 42 - 38 - 2 = +2.0; C1 with Table 1's offline protocol (mean 32): 42 - 32 - 2 = +8.0;
+    # the paper's row term 4.60 - 0.44 = +4.2
+    assert row[1].startswith("+2.0") and row[2].startswith("+8.0") and row[3] == "+4.2"
+    assert any(line.startswith("| walker2d-medium | 36.0 | 37.0 |") for line in lines)  # per-seed finals
