@@ -23,7 +23,6 @@ no verdict below ``MIN_SEEDS`` complete seeds in any group).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,7 +34,7 @@ from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
     Groups,
-    add_analysis_arguments,
+    analysis_parser,
     analysis_runs,
     bootstrap_combination,
     c1_groups,
@@ -154,11 +153,7 @@ def _curves(root: Path, preset: str, experiment: str) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.length_protocol", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_analysis_arguments(p)
-    p.add_argument("--out", type=Path, default=None, help="also write the text here, e.g. paper_tables/length_protocol_cpu.md")
-    args = p.parse_args(argv)
+    args = analysis_parser("python -m benchmarks.length_protocol", __doc__, "paper_tables/length_protocol_cpu.md").parse_args(argv)
     if not reps_in_range(args.reps):
         return 2
     table1 = analysis_runs(args, "table1")

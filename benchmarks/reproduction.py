@@ -99,6 +99,15 @@ def add_analysis_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples (>= 100)")
 
 
+def analysis_parser(prog: str, doc: str | None, out_example: str) -> argparse.ArgumentParser:
+    """A protocol analysis CLI's parser: the shared options (``add_analysis_arguments``) and
+    --out, whose help names ``out_example`` (e.g. ``paper_tables/rows_protocol_cpu.md``)."""
+    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_analysis_arguments(p)
+    p.add_argument("--out", type=Path, default=None, help=f"also write the text here, e.g. {out_example}")
+    return p
+
+
 def emit(text: str, out: Path | None) -> int:
     """A protocol analysis CLI's ending: print the report, also write it to ``out`` if given; exit 0."""
     print(text)
@@ -111,11 +120,7 @@ def curve_report_main(argv: list[str] | None, prog: str, doc: str | None, experi
                       report_lines: Callable[[pd.DataFrame, pd.DataFrame], list[str]]) -> int:
     """The whole CLI of a tuning protocol read from its runs and their curves (``dt_sizing``,
     ``antmaze_sizing``): the shared options plus --out, then ``report_lines(runs, curve rows)``."""
-    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_analysis_arguments(p)
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"also write the text here, e.g. paper_tables/{experiment}_cpu.md")
-    args = p.parse_args(argv)
+    args = analysis_parser(prog, doc, f"paper_tables/{experiment}_cpu.md").parse_args(argv)
     runs = analysis_runs(args, experiment)
     if runs is None:
         return 1

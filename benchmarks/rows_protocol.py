@@ -25,10 +25,8 @@ sums has at least ``MIN_SEEDS`` complete seeds of every arm it uses.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 
@@ -38,7 +36,7 @@ from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
     Groups,
-    add_analysis_arguments,
+    analysis_parser,
     analysis_runs,
     bootstrap_combination,
     c1_groups,
@@ -168,11 +166,7 @@ def c4_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.rows_protocol", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_analysis_arguments(p)
-    p.add_argument("--out", type=Path, default=None, help="also write the text here, e.g. paper_tables/rows_protocol_cpu.md")
-    args = p.parse_args(argv)
+    args = analysis_parser("python -m benchmarks.rows_protocol", __doc__, "paper_tables/rows_protocol_cpu.md").parse_args(argv)
     if not reps_in_range(args.reps):
         return 2
     runs = analysis_runs(args, "table1")
