@@ -21,7 +21,6 @@ Scores are D4RL-normalized (100 = expert) on data generated here by the project'
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,11 +35,10 @@ from benchmarks.experiments import target_entropy
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
-    add_analysis_arguments,
+    analysis_parser,
     bootstrap_combination,
     directional_verdict,
     emit,
-    reps_in_range,
 )
 
 EQUIVALENCE = 3.0  # a positive claim whose interval lies inside [-3, +3] does not hold
@@ -428,19 +426,11 @@ def report_lines(data: Data, preset: str, correlations: Sequence[tuple[str, floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.ablation_protocol", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_analysis_arguments(p)
-    p.add_argument("--out", type=Path, default=None, help="also write the text here, e.g. paper_tables/ablations_cpu.md")
+    p = analysis_parser("python -m benchmarks.ablation_protocol", __doc__, "paper_tables/ablations_cpu.md", seeds=False)
     p.add_argument("--correlations", nargs="*", default=None, metavar="DATASET",
                    help="Appendix F: the datasets whose length/return correlation to compute (they must be on "
                         "disk; default: none, so the report does not depend on what this machine holds)")
     args = p.parse_args(argv)
-    if not reps_in_range(args.reps):
-        return 2
-    if args.seeds:
-        print("error: --seeds does not apply here (each figure has the protocol's seeds)", file=sys.stderr)
-        return 2
     data = load(args.results, args.preset, args.reps)
     return emit("\n".join(report_lines(data, args.preset, sampling_correlations(args.correlations or ()))), args.out)
 

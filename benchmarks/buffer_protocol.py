@@ -15,7 +15,6 @@ Intervals: 95% percentile bootstrap over seeds, 10,000 resamples, seeded (the pr
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from benchmarks import records as rec
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
+    analysis_parser,
     bootstrap_combination,
     directional_verdict,
     emit,
@@ -117,12 +117,7 @@ def report(root: Path | str, preset: str, reps: int = BOOTSTRAP_REPS) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.buffer_protocol", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--preset", default="cpu")
-    p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
-    p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples (default: the protocol's 10,000)")
-    p.add_argument("--out", type=Path, default=None, help="also write the text here")
+    p = analysis_parser("python -m benchmarks.buffer_protocol", __doc__, "paper_tables/buffer_protocol_cpu.md", seeds=False)
     args = p.parse_args(argv)
     return emit(report(args.results, args.preset, args.reps), args.out)
 

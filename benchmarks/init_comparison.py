@@ -19,7 +19,6 @@ the session that found the defect); current runs in ``<results>/<preset>/<experi
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -30,12 +29,11 @@ from benchmarks import records as rec
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
-    add_analysis_arguments,
+    analysis_parser,
     bootstrap_combination,
     complete_runs,
     emit,
     per_seed_difference,
-    reps_in_range,
 )
 
 DEFAULT_ARCHIVE = "before-official-init"
@@ -132,16 +130,11 @@ def summary_text(root: Path, preset: str, experiment: str, archive: str, seeds: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.init_comparison", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_analysis_arguments(p)
+    p = analysis_parser("python -m benchmarks.init_comparison", __doc__, "paper_tables/init_comparison_cpu.md")
     p.add_argument("--experiment", default="table1", help="the experiment whose runs are compared (default: table1)")
     p.add_argument("--archive", default=DEFAULT_ARCHIVE,
                    help=f"the archive under <results>/archive/<preset>/ holding the old runs (default: {DEFAULT_ARCHIVE})")
-    p.add_argument("--out", type=Path, default=None, help="also write the report here")
     args = p.parse_args(argv)
-    if not reps_in_range(args.reps):
-        return 2
     archived = args.results / "archive" / args.preset / args.archive / args.experiment
     if not archived.is_dir():
         p.error(f"--archive: no archived runs at {archived}")

@@ -42,7 +42,6 @@ from benchmarks.reproduction import (
     emit,
     gain_in_run,
     per_seed_difference,
-    reps_in_range,
 )
 from benchmarks.rows_protocol import DOMAINS as ROW_DOMAINS
 from benchmarks.rows_protocol import MIN_SEEDS, c1_verdict, paper_c1, paper_c1_row, summed
@@ -154,8 +153,6 @@ def _curves(root: Path, preset: str, experiment: str) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     args = analysis_parser("python -m benchmarks.length_protocol", __doc__, "paper_tables/length_protocol_cpu.md").parse_args(argv)
-    if not reps_in_range(args.reps):
-        return 2
     table1 = analysis_runs(args, "table1")
     if table1 is None:
         return 1

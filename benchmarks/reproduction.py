@@ -90,20 +90,30 @@ def directional_verdict(e: Estimate, equivalence: float | None = None) -> str:
     return "inconclusive"
 
 
-def add_analysis_arguments(p: argparse.ArgumentParser) -> None:
-    """The options every protocol analysis CLI shares: --preset, --results, --seeds, --reps."""
+def bootstrap_reps(text: str) -> int:
+    """--reps' type: an integer >= 100, enough resamples for a 95% percentile interval."""
+    reps = int(text)
+    if reps < 100:
+        raise argparse.ArgumentTypeError(f"{reps} is out of range: >= 100")
+    return reps
+
+
+def add_analysis_arguments(p: argparse.ArgumentParser, seeds: bool = True) -> None:
+    """The options every protocol analysis CLI shares: --preset, --results, --reps and, where the
+    analysis may be cut to some seeds (``seeds``), --seeds."""
     p.add_argument("--preset", default="cpu", choices=PRESETS)
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
-    p.add_argument("--seeds", type=int, nargs="+", default=None,
-                   help="only these seeds (e.g. a protocol's fresh seeds: --seeds 5 6 7 8 9)")
-    p.add_argument("--reps", type=int, default=BOOTSTRAP_REPS, help="bootstrap resamples (>= 100)")
+    if seeds:
+        p.add_argument("--seeds", type=int, nargs="+", default=None,
+                       help="only these seeds (e.g. a protocol's fresh seeds: --seeds 5 6 7 8 9)")
+    p.add_argument("--reps", type=bootstrap_reps, default=BOOTSTRAP_REPS, help="bootstrap resamples (>= 100)")
 
 
-def analysis_parser(prog: str, doc: str | None, out_example: str) -> argparse.ArgumentParser:
+def analysis_parser(prog: str, doc: str | None, out_example: str, seeds: bool = True) -> argparse.ArgumentParser:
     """A protocol analysis CLI's parser: the shared options (``add_analysis_arguments``) and
     --out, whose help names ``out_example`` (e.g. ``paper_tables/rows_protocol_cpu.md``)."""
     p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_analysis_arguments(p)
+    add_analysis_arguments(p, seeds)
     p.add_argument("--out", type=Path, default=None, help=f"also write the text here, e.g. {out_example}")
     return p
 
@@ -136,14 +146,6 @@ def analysis_runs(args: argparse.Namespace, experiment: str) -> pd.DataFrame | N
         print(f"error: no {experiment} runs at preset {args.preset!r} under {args.results}", file=sys.stderr)
         return None
     return runs[runs.seed.isin(args.seeds)] if args.seeds else runs
-
-
-def reps_in_range(reps: int) -> bool:
-    """False (with the error printed) if --reps is too small for a 95% percentile interval."""
-    if reps < 100:
-        print(f"error: --reps={reps} is out of range: >= 100", file=sys.stderr)
-        return False
-    return True
 
 
 def complete_runs(runs: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
@@ -558,15 +560,9 @@ def dataset_order(runs: pd.DataFrame) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.reproduction", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_analysis_arguments(p)
+    p = analysis_parser("python -m benchmarks.reproduction", __doc__, "paper_tables/reproduction_cpu.md")
     p.add_argument("--datasets", nargs="+", default=None, help="only these datasets")
-    p.add_argument("--out", type=Path, default=None,
-                   help="also write the text here (default: print only), e.g. paper_tables/reproduction_cpu.md")
     args = p.parse_args(argv)
-    if not reps_in_range(args.reps):
-        return 2
     return emit(summary_text(args.results, args.preset, args.datasets, args.reps, args.seeds), args.out)
 
 

@@ -45,7 +45,6 @@ from benchmarks.reproduction import (
     directional_verdict,
     emit,
     per_seed_difference,
-    reps_in_range,
 )
 
 DOMAINS: dict[str, tuple[str, ...]] = {
@@ -167,8 +166,6 @@ def c4_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = analysis_parser("python -m benchmarks.rows_protocol", __doc__, "paper_tables/rows_protocol_cpu.md").parse_args(argv)
-    if not reps_in_range(args.reps):
-        return 2
     runs = analysis_runs(args, "table1")
     if runs is None:
         return 1

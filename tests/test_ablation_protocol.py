@@ -194,3 +194,12 @@ def test_action_dims_are_the_environments_own(domain):
         assert env.action_space.shape == (ACTION_DIMS[domain],)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("argv, message", [(["--seeds", "0"], "unrecognized arguments: --seeds"),
+                                           (["--reps", "99"], "--reps: 99 is out of range")])
+def test_cli_rejects_seed_cuts_and_few_resamples(argv, message, capsys):
+    """Each figure has its protocol's seeds, and a 95% interval needs >= 100 resamples."""
+    with pytest.raises(SystemExit) as bad:
+        ap.main(argv)
+    assert bad.value.code == 2 and message in capsys.readouterr().err

@@ -44,3 +44,10 @@ def test_an_incomplete_batch_is_labelled_a_status(tmp_path):
     for method in ("odt", "odt-control"):
         fake_run(root, method, "hopper-medium", 10, experiment="buffer_size", preset="cpu", variant="buffer=25")
     assert "a status, not a result" in bp.report(root, "cpu", reps=200)
+
+
+def test_cli_rejects_seed_cuts_and_few_resamples(capsys):
+    for argv, message in ((["--seeds", "0"], "unrecognized arguments: --seeds"), (["--reps", "10"], "10 is out of range")):
+        with pytest.raises(SystemExit) as bad:
+            bp.main(argv)
+        assert bad.value.code == 2 and message in capsys.readouterr().err

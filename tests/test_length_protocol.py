@@ -88,7 +88,9 @@ def test_the_arm_differs_from_table1s_offline_protocol_only_in_its_length():
 
 
 def test_cli_rejects_few_resamples_and_an_empty_tree(tmp_path, capsys):
-    assert lp.main(["--results", str(tmp_path), "--reps", "50"]) == 2
+    with pytest.raises(SystemExit) as few:
+        lp.main(["--results", str(tmp_path), "--reps", "50"])
+    assert few.value.code == 2 and "--reps: 50 is out of range" in capsys.readouterr().err
     assert lp.main(["--results", str(tmp_path)]) == 1
     assert "no table1 runs" in capsys.readouterr().err
 

@@ -100,6 +100,8 @@ def test_c4_waits_for_all_eight_rows_and_then_sums_them():
 
 
 def test_cli_rejects_few_resamples_and_an_empty_tree(tmp_path, capsys):
-    assert rp.main(["--results", str(tmp_path), "--reps", "50"]) == 2
+    with pytest.raises(SystemExit) as few:
+        rp.main(["--results", str(tmp_path), "--reps", "50"])
+    assert few.value.code == 2 and "--reps: 50 is out of range" in capsys.readouterr().err
     assert rp.main(["--results", str(tmp_path)]) == 1
     assert "no table1 runs" in capsys.readouterr().err
