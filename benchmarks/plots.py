@@ -53,6 +53,7 @@ class Figure:
     draw: Callable[[pd.DataFrame, plt.Figure], pd.DataFrame]  # returns the data drawn
     size: tuple[float, float] = (7.0, 4.0)
     select: Callable[[pd.DataFrame], pd.DataFrame] | None = None  # the experiment's runs the figure uses
+    also: tuple[str, ...] = ()  # other experiments whose runs ``select`` may keep (it must be given)
 
 
 # ----- data helpers --------------------------------------------------------------------------
@@ -417,6 +418,46 @@ def _odt_against_control(df: pd.DataFrame, fig: plt.Figure, x: str, xlabel: str,
     return wide
 
 
+LENGTH_ARMS = {"offline_length": "offline protocol, 5000 updates (offline_length)",
+               "odt-offline": "offline protocol, 2500 updates (Table 1)",
+               "odt": "ODT's pretraining (Table 1's odt runs)"}
+
+
+def offline_length_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """PROTOCOL-offline-length-cpu.md's three offline references on the rows ``offline_length``
+    has runs of: its longer offline protocol, Table 1's offline protocol, and the pretraining of
+    Table 1's ``odt`` runs (their pretraining rows only: nothing online is drawn)."""
+    rows = df.dataset.isin(set(df.dataset[df.experiment == "offline_length"]))
+    table1 = (df.experiment == "table1") & ((df.method == "odt-offline")
+                                            | ((df.method == "odt") & (df.phase == "pretrain")))
+    return df[rows & ((df.experiment == "offline_length") | table1)]
+
+
+def draw_offline_length(df, fig):
+    """Each offline reference's score at each evaluation (every 1000 updates, and Table 1's offline
+    protocol's last at 2500), one panel per dataset; not interpolated: every arm evaluates there."""
+    e = evals(df)
+    e = e.assign(arm=np.where(e.experiment == "offline_length", LENGTH_ARMS["offline_length"],
+                              e.method.map(LENGTH_ARMS)))
+    y = _y(e)
+    facets = _facet_order(e.dataset, "dataset")
+    axes = fig.subplots(1, len(facets), squeeze=False).ravel()
+    fig.set_figwidth(min(fig.get_figwidth(), 3.0 + 4.0 * len(facets)))
+    order = [a for a in LENGTH_ARMS.values() if a in set(e.arm)]
+    colors = dict(zip(LENGTH_ARMS.values(), sns.color_palette("deep", n_colors=3)))
+    for ax, dataset in zip(axes, facets):
+        sub = e[e.dataset == dataset]
+        present = [a for a in order if a in set(sub.arm)]
+        sns.lineplot(sub, x="updates", y=y, hue="arm", hue_order=present, palette=colors, marker="o",
+                     errorbar=BAND, ax=ax, **BOOT)
+        _legend_with_seed_counts(ax, sub, "arm")
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(0.0, -0.18), title=None, frameon=False)  # off the curves
+        ax.set_title(dataset)
+        ax.set_xlabel("gradient updates")
+        ax.set_ylabel("normalized return" if y == "score_mean" else "return")
+    return e[["run_id", "experiment", "method", "dataset", "seed", "arm", "updates", y]]
+
+
 def draw_buffer_size(df, fig):
     """The buffer protocol (PROTOCOL-buffer-cpu.md) at each buffer size; its B1 band [-3, +3]."""
     return _odt_against_control(df, fig, "variant", "replay buffer (trajectories)",
@@ -472,6 +513,9 @@ FIGURES = [
            "after the paper's amount of pretraining (20k updates of 64 sequences)" + FINAL_BARS,
            draw_control_pretraining, (9, 4)),
     Figure("buffer_size", "buffer_size", "Protocol PROTOCOL-buffer-cpu.md: what online data adds at three buffer sizes (hopper-medium)", draw_buffer_size, (11, 4)),
+    Figure("offline_length", "offline_length", "PROTOCOL-offline-length-cpu.md: the offline protocol trained "
+           "as long as ODT's pretraining, beside Table 1's offline protocol and ODT's own pretraining" + CURVE_BAND,
+           draw_offline_length, (12, 5), select=offline_length_runs, also=("table1",)),
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
     Figure("dt_sizing", "dt_sizing", "Tuning (seeds 100-101): DT's score against its updates at three AdamW rates" + CURVE_BAND,
            draw_variant_curves_by_updates, (14, 3.5)),
@@ -565,8 +609,8 @@ def provenance_note(complete: pd.DataFrame) -> str:
 
 
 def _runs_of(spec: Figure, df: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the runs a figure draws: its experiment's, narrowed by its ``select``."""
-    runs = df[df.experiment == spec.experiment]
+    """The rows of the runs a figure draws: its experiment's (and its ``also``'s), narrowed by its ``select``."""
+    runs = df[df.experiment.isin((spec.experiment, *spec.also))]
     return spec.select(runs) if spec.select is not None else runs
 
 

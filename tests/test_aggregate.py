@@ -940,3 +940,35 @@ def test_rliable_import_failure_names_pandas_and_the_pin(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", failing)
     with pytest.raises(RuntimeError, match=r"pandas .*arch<8 needs pandas<3"):
         aggregate.import_rliable()
+
+
+def test_offline_length_figure_draws_three_offline_references_and_nothing_online():
+    import matplotlib.pyplot as plt
+
+    def run(experiment, method, dataset, seed, points):
+        return [{"run_id": f"{experiment}-{method}-{dataset}-{seed}", "experiment": experiment, "method": method,
+                 "dataset": dataset, "seed": seed, "status": "complete", "phase": phase, "updates": u,
+                 "online_samples": samples, "step": u, "score_mean": float(u) / 100 + seed}
+                for phase, u, samples in points]
+
+    pretrain = lambda *us: [("pretrain", u, 0) for u in us]  # noqa: E731
+    rows = []
+    for seed in (0, 1):
+        rows += run("table1", "odt", "walker2d-medium", seed, pretrain(1000, 5000) + [("online", 6000, 5000)])
+        rows += run("table1", "odt-offline", "walker2d-medium", seed, pretrain(1000, 2000, 2500))
+        rows += run("table1", "iql", "walker2d-medium", seed, pretrain(1000) + [("online", 2000, 5000)])
+        rows += run("table1", "odt", "hopper-medium", seed, pretrain(1000, 2500))  # no longer arm there
+    rows += run("offline_length", "odt-offline", "walker2d-medium", 0, pretrain(1000, 5000))
+    spec = next(f for f in plots.FIGURES if f.name == "offline_length")
+    chosen = plots._runs_of(spec, pd.DataFrame(rows))
+    assert set(chosen.dataset) == {"walker2d-medium"} and "iql" not in set(chosen.method)
+    assert (chosen.phase == "pretrain").all()  # ODT's online rows are not an offline reference
+    fig = plt.figure()
+    drawn = plots.draw_offline_length(chosen, fig)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    plt.close(fig)
+    assert legend == ["offline protocol, 5000 updates (offline_length) (n=1)",
+                      "offline protocol, 2500 updates (Table 1) (n=2)", "ODT's pretraining (Table 1's odt runs) (n=2)"]
+    assert drawn.groupby("arm").updates.max().to_dict() == {
+        "offline protocol, 5000 updates (offline_length)": 5000, "offline protocol, 2500 updates (Table 1)": 2500,
+        "ODT's pretraining (Table 1's odt runs)": 5000}
