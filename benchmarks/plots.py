@@ -443,11 +443,10 @@ def draw_offline_length(df, fig):
     facets = _facet_order(e.dataset, "dataset")
     axes = fig.subplots(1, len(facets), squeeze=False).ravel()
     fig.set_figwidth(min(fig.get_figwidth(), 3.0 + 4.0 * len(facets)))
-    order = [a for a in LENGTH_ARMS.values() if a in set(e.arm)]
-    colors = dict(zip(LENGTH_ARMS.values(), sns.color_palette("deep", n_colors=3)))
+    colors = hue_colors(list(LENGTH_ARMS.values()), "arm")  # one colour per arm in both panels
     for ax, dataset in zip(axes, facets):
         sub = e[e.dataset == dataset]
-        present = [a for a in order if a in set(sub.arm)]
+        present = [a for a in LENGTH_ARMS.values() if a in set(sub.arm)]
         sns.lineplot(sub, x="updates", y=y, hue="arm", hue_order=present, palette=colors, marker="o",
                      errorbar=BAND, ax=ax, **BOOT)
         _legend_with_seed_counts(ax, sub, "arm")

@@ -98,22 +98,17 @@ def bootstrap_reps(text: str) -> int:
     return reps
 
 
-def add_analysis_arguments(p: argparse.ArgumentParser, seeds: bool = True) -> None:
-    """The options every protocol analysis CLI shares: --preset, --results, --reps and, where the
-    analysis may be cut to some seeds (``seeds``), --seeds."""
+def analysis_parser(prog: str, doc: str | None, out_example: str, seeds: bool = True) -> argparse.ArgumentParser:
+    """A protocol analysis CLI's parser with the options every one shares: --preset, --results,
+    --reps, --out (whose help names ``out_example``, e.g. ``paper_tables/rows_protocol_cpu.md``)
+    and, where the analysis may be cut to some seeds (``seeds``), --seeds."""
+    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", default="cpu", choices=PRESETS)
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
     if seeds:
         p.add_argument("--seeds", type=int, nargs="+", default=None,
                        help="only these seeds (e.g. a protocol's fresh seeds: --seeds 5 6 7 8 9)")
     p.add_argument("--reps", type=bootstrap_reps, default=BOOTSTRAP_REPS, help="bootstrap resamples (>= 100)")
-
-
-def analysis_parser(prog: str, doc: str | None, out_example: str, seeds: bool = True) -> argparse.ArgumentParser:
-    """A protocol analysis CLI's parser: the shared options (``add_analysis_arguments``) and
-    --out, whose help names ``out_example`` (e.g. ``paper_tables/rows_protocol_cpu.md``)."""
-    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_analysis_arguments(p, seeds)
     p.add_argument("--out", type=Path, default=None, help=f"also write the text here, e.g. {out_example}")
     return p
 
