@@ -112,6 +112,13 @@ def resolve_executor(kind: str) -> str:
     return kind
 
 
+def job_threads(opts: LaunchOptions, kind: str) -> int:
+    """The torch thread count each job gets: ``--threads``, else this machine's cores shared
+    among ``parallel`` local runs, or ``cpus`` per Slurm job."""
+    cpus = os.cpu_count() or 1
+    return opts.threads or (opts.cpus if kind == "slurm" else max(1, cpus // opts.parallel))
+
+
 def gpu_present() -> bool:
     """True when torch sees a CUDA GPU here."""
     try:
@@ -379,8 +386,7 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
             report.held.append(spec.run_id)
     if not pending:
         return report
-    cpus = os.cpu_count() or 1
-    threads = opts.threads or (opts.cpus if kind == "slurm" else max(1, cpus // opts.parallel))
+    threads = job_threads(opts, kind)
 
     groups: dict[tuple[str, str], list[RunSpec]] = {}
     # Seed-major, so a launch cut short leaves whole seeds, with runs that start from another
@@ -767,18 +773,20 @@ def remaining_fraction(full_updates: float, own_updates: float, done_updates: fl
 
 def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
              timed: dict[measured_cost.Computation, list[measured_cost.TimedRun]] | None = None,
-             done_updates: dict[str, int] | None = None) -> Estimate:
+             done_updates: dict[str, int] | None = None, saved: set[str] | None = None) -> Estimate:
     """The cost of running ``specs``. With ``reuse_pretraining``, a run whose pretraining another
-    run of the list computes (same group, dataset and seed: ``followers``) is counted without
-    it. States already saved on disk under ``_pretrained/`` are not looked at: the first run of
-    each group pays its pretraining here even where it will in fact start from a saved one.
-    ``timed`` (``measured_cost.timed_runs`` of the results folder) prices a run's CPU time by
-    the median of complete runs of the same computation where there are any. ``done_updates``
-    (run id -> updates at a partial run's last evaluation) counts only what is left of those."""
+    run of the list computes (same group, dataset and seed: ``followers``), or whose run id is in
+    ``saved`` (its state already under ``_pretrained/``: ``saved_pretraining``), is counted
+    without it. ``timed`` (``measured_cost.timed_runs`` of the results folder) prices a run's CPU
+    time by the median of complete runs of the same computation where there are any.
+    ``done_updates`` (run id -> updates at a partial run's last evaluation) counts only what is
+    left of those."""
     est = Estimate(runs=len(specs))
     configs = [spec_config(s) for s in specs]
     groups = pretraining_groups(specs, configs) if reuse_pretraining else [None] * len(specs)
-    for s, cfg, follower in zip(specs, configs, followers(specs, groups), strict=True):
+    from_disk = (saved or set()) if reuse_pretraining else set()
+    for s, cfg, after_leader in zip(specs, configs, followers(specs, groups), strict=True):
+        follower = after_leader or s.run_id in from_disk
         u, e, f, exact = estimate_run(cfg, s.dataset)
         full = u
         if follower:
@@ -800,6 +808,37 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
         if not exact:
             est.rough.append(s.method)
     return est
+
+
+def saved_pretraining(root: Path | str, specs: Sequence[RunSpec], threads: int) -> set[str]:
+    """Run ids of ``specs`` whose end-of-pretraining state an earlier run left under
+    ``<root>/_pretrained/`` for a job with ``threads`` torch threads on this host: started here
+    (locally) they load it instead of pretraining. Only what a local launch can know (a Slurm
+    job's host is another); specs whose data is not on disk or whose config does not build are
+    left out."""
+    store = Path(root) / shared.DIRNAME
+    if not store.is_dir() or not any(store.iterdir()):
+        return set()
+    from benchmarks.datasets import DatasetError, DatasetUnavailable
+    from benchmarks.job import load_data
+    provenance: dict[tuple[str, str], dict | None] = {}
+    out = set()
+    for s in specs:
+        cfg = _config_or_none(s)
+        if cfg is None or s.method not in shared.FAMILY:
+            continue
+        where = (s.dataset, s.preset)
+        if where not in provenance:
+            try:
+                provenance[where] = dict(load_data(s).provenance)
+            except (DatasetUnavailable, DatasetError):  # the run itself reports what is wrong with its data
+                provenance[where] = None
+        if provenance[where] is None:
+            continue
+        k = shared.key(s.method, config_dict(cfg), s.seed, provenance[where], threads)
+        if k is not None and shared.is_saved(root, k):
+            out.add(s.run_id)
+    return out
 
 
 def format_hours(hours: float) -> str:

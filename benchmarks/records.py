@@ -170,11 +170,18 @@ def is_complete(directory: Path) -> bool:
 
 
 def status_of(directory: Path) -> str:
-    """complete | failed | diverged | partial (started, no record) | absent."""
+    """complete | failed | diverged | partial (started, no record) | absent. A directory holding
+    nothing but its ``.lock`` (taken to keep launchers off a run, or by a probe) is absent: no
+    attempt has written anything there to resume from."""
     rec = read_record(directory)
     if rec is not None:
         return rec.get("status", "failed")
-    return "partial" if Path(directory).exists() else "absent"
+    return "partial" if _holds_anything(Path(directory)) else "absent"
+
+
+def _holds_anything(directory: Path) -> bool:
+    """True if ``directory`` exists and holds an entry besides its run lock."""
+    return directory.is_dir() and any(p.name != ".lock" for p in directory.iterdir())
 
 
 # What the harness writes into the checkout itself (run records, regenerated tables and figures):

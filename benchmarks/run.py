@@ -41,9 +41,11 @@ from benchmarks.launch import (
     forgeable,
     format_hours,
     gpu_present,
+    job_threads,
     launch,
     make_datasets,
     resolve_executor,
+    saved_pretraining,
     with_overrides,
 )
 from benchmarks.loggers import LOGGERS
@@ -210,7 +212,9 @@ def _run(args: argparse.Namespace) -> int:
     gpu = kind != "slurm" and gpu_present()
     timed = None if gpu or opts.gpus else measured_cost.timed_runs(args.results, preset)
     done = {s.run_id: rec.updates_done(rec.run_dir(args.results, s)) for s in todo if status[s.run_id] == "partial"}
-    est = estimate(todo, reuse_pretraining=opts.reuse_pretraining, timed=timed, done_updates=done)
+    saved = (saved_pretraining(args.results, [s for s in todo if status[s.run_id] == "absent"], job_threads(opts, kind))
+             if kind == "local" and opts.reuse_pretraining else set())
+    est = estimate(todo, reuse_pretraining=opts.reuse_pretraining, timed=timed, done_updates=done, saved=saved)
     wall = est.wall_hours(kind, opts, gpu)
     print(f"{args.experiment}: preset {preset} ({why}), {len(specs)} runs, {len(specs) - len(todo)} complete, "
           f"{len(todo)} to run, estimated wall time {format_hours(wall)} (executor: {kind})")

@@ -109,23 +109,25 @@ def data_digest(dataset_provenance: dict) -> str:
             or json.dumps(dataset_provenance, sort_keys=True, default=str))
 
 
-def machine_and_code() -> dict[str, Any] | None:
-    """Where a computation is bit-identical: the code version, torch's version and thread count,
-    CUDA's presence and the host; None outside git (no reuse there)."""
+def machine_and_code(threads: int | None = None) -> dict[str, Any] | None:
+    """Where a computation is bit-identical: the code version, torch's version and thread count
+    (``threads``, else this process's), CUDA's presence and the host; None outside git (no reuse there)."""
     import torch
 
     code = code_fingerprint()
     if code is None:
         return None
-    return {"code": code, "torch": torch.__version__, "threads": torch.get_num_threads(),
+    return {"code": code, "torch": torch.__version__, "threads": threads or torch.get_num_threads(),
             "cuda": torch.cuda.is_available(), "host": socket.gethostname()}
 
 
-def key(method: str, config: dict, seed: int, dataset_provenance: dict) -> str | None:
+def key(method: str, config: dict, seed: int, dataset_provenance: dict,
+        threads: int | None = None) -> str | None:
     """The sharing key of a run, or None when its method never shares pretraining (or the code
-    version cannot be told)."""
+    version cannot be told). ``threads``: the torch thread count the run will have (a launcher
+    asking for a job it starts on this host), else this process's."""
     group = pretraining_group(method, config)
-    where = machine_and_code()
+    where = machine_and_code(threads)
     if group is None or where is None:
         return None
     family = FAMILY[method]
@@ -145,6 +147,11 @@ def load(root: Path | str, shared_key: str) -> SharedState | None:
     if loaded.state is None:
         return None
     return SharedState(loaded.state["state"], loaded.state["source_run"])
+
+
+def is_saved(root: Path | str, shared_key: str) -> bool:
+    """True if an end-of-pretraining state for this key is on disk (``load`` may still reject it)."""
+    return bool(_store(root, shared_key).paths())
 
 
 def save(root: Path | str, shared_key: str, state: dict, source_run: str, step: int) -> None:

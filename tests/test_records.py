@@ -26,6 +26,9 @@ def test_run_dir_layout_is_preset_experiment_run_id(tmp_path):
 def test_status_absent_partial_complete_failed(tmp_path):
     d = rec.run_dir(tmp_path, SPEC)
     assert rec.status_of(d) == "absent" and not rec.is_complete(d)
+    d.mkdir(parents=True)
+    (d / ".lock").touch()  # a lock taken before any attempt wrote anything: nothing to resume
+    assert rec.status_of(d) == "absent"
     rec.write_json(d / rec.SPEC, SPEC.to_dict())
     assert rec.status_of(d) == "partial" and not rec.is_complete(d)
     rec.write_json(d / rec.RECORD, {"status": "failed", "error": "boom"})

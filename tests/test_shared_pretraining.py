@@ -443,3 +443,20 @@ def test_the_estimate_counts_a_shared_pretraining_once():
     assert est.shared_runs == 1
     assert est.updates == pytest.approx(2 * estimate_run(cfg)[0] - estimate_pretraining(cfg)[0])
     assert 0 < estimate_pretraining(cfg)[0] < estimate_run(cfg)[0]
+
+
+def test_the_estimate_skips_a_pretraining_a_finished_run_left_on_disk(tmp_path):
+    """A local launch reads ``_pretrained/`` as the jobs it starts will: a fresh ``odt`` after its
+    ``odt-control`` finished is priced without the pretraining it will load, for the thread
+    count that state was made with only."""
+    from benchmarks.launch import estimate, estimate_pretraining, estimate_run, saved_pretraining
+    control, odt, other_seed = _spec("odt-control"), _spec("odt"), _spec("odt", seed=1)
+    assert saved_pretraining(tmp_path, [odt], threads=1) == set()  # nothing saved yet
+    job_mod.run_one(control, tmp_path, threads=1)
+    assert saved_pretraining(tmp_path, [odt, other_seed], threads=1) == {odt.run_id}
+    assert saved_pretraining(tmp_path, [odt], threads=2) == set()  # another thread count: another computation
+    cfg = method_config("odt", "hopper-medium", "smoke", 0, {})
+    est = estimate([odt], saved={odt.run_id})
+    assert est.shared_runs == 1
+    assert est.updates == pytest.approx(estimate_run(cfg)[0] - estimate_pretraining(cfg)[0])
+    assert estimate([odt], saved={odt.run_id}, reuse_pretraining=False).updates == pytest.approx(estimate_run(cfg)[0])
