@@ -773,14 +773,16 @@ def remaining_fraction(full_updates: float, own_updates: float, done_updates: fl
 
 def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
              timed: dict[measured_cost.Computation, list[measured_cost.TimedRun]] | None = None,
-             done_updates: dict[str, int] | None = None, saved: set[str] | None = None) -> Estimate:
+             done_updates: dict[str, int] | None = None, saved: set[str] | None = None,
+             cpu_model: str | None = None) -> Estimate:
     """The cost of running ``specs``. With ``reuse_pretraining``, a run whose pretraining another
     run of the list computes (same group, dataset and seed: ``followers``), or whose run id is in
     ``saved`` (its state already under ``_pretrained/``: ``saved_pretraining``), is counted
     without it. ``timed`` (``measured_cost.timed_runs`` of the results folder) prices a run's CPU
     time by the median of complete runs of the same computation where there are any.
     ``done_updates`` (run id -> updates at a partial run's last evaluation) counts only what is
-    left of those."""
+    left of those. ``cpu_model``: the CPU the runs will have, when known (a local launch); runs
+    timed on it are preferred where there are any."""
     est = Estimate(runs=len(specs))
     configs = [spec_config(s) for s in specs]
     groups = pretraining_groups(specs, configs) if reuse_pretraining else [None] * len(specs)
@@ -799,7 +801,7 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
         est.env_steps += e
         est.env_seconds += e * env_step_seconds(s.dataset)
         est.flops += f
-        same = measured_cost.matching(timed, s, config_dict(cfg), follower) if timed else []
+        same = measured_cost.matching(timed, s, config_dict(cfg), follower, cpu_model) if timed else []
         if same:
             est.timed_runs += 1
             est.timed_seconds += measured_cost.median_core_seconds(same) * left

@@ -84,11 +84,16 @@ def timed_runs(root: Path | str, preset: str) -> dict[Computation, list[TimedRun
 
 
 def matching(timed: Mapping[Computation, list[TimedRun]], spec: RunSpec, config: Mapping[str, Any],
-             from_shared_pretraining: bool) -> list[TimedRun]:
-    """The timed runs of the computation ``spec`` (with ``config``, its config as a dict) makes."""
+             from_shared_pretraining: bool, cpu_model: str | None = None) -> list[TimedRun]:
+    """The timed runs of the computation ``spec`` (with ``config``, its config as a dict) makes;
+    only those timed on ``cpu_model`` (the CPU the runs will have) where there are any, since the
+    same run's cost differs by CPU model (session 33: a Fig. 10 run ~13 min on the Xeon, ~17-21
+    on the AMD EPYC)."""
     key = Computation(spec.method, spec.dataset, tuple(spec.g_eval_sweep), from_shared_pretraining)
     wanted = _without_seed(config)
-    return [t for t in timed.get(key, []) if not config_drift(t.config, wanted)]
+    same = [t for t in timed.get(key, []) if not config_drift(t.config, wanted)]
+    here = [t for t in same if t.cpu_model == cpu_model]
+    return here or same
 
 
 def median_core_seconds(runs: Iterable[TimedRun]) -> float:

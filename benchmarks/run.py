@@ -28,6 +28,7 @@ from pathlib import Path
 
 from benchmarks import measured_cost, outputs
 from benchmarks import records as rec
+from benchmarks.datasets.portable_math import cpu_model
 from benchmarks.experiments import EXPERIMENTS, RunSpec, expand
 from benchmarks.launch import (
     EXECUTORS,
@@ -214,7 +215,9 @@ def _run(args: argparse.Namespace) -> int:
     done = {s.run_id: rec.updates_done(rec.run_dir(args.results, s)) for s in todo if status[s.run_id] == "partial"}
     saved = (saved_pretraining(args.results, [s for s in todo if status[s.run_id] == "absent"], job_threads(opts, kind))
              if kind == "local" and opts.reuse_pretraining else set())
-    est = estimate(todo, reuse_pretraining=opts.reuse_pretraining, timed=timed, done_updates=done, saved=saved)
+    here = cpu_model() if kind == "local" else None  # the CPU local runs will have; a Slurm node's is not known
+    est = estimate(todo, reuse_pretraining=opts.reuse_pretraining, timed=timed, done_updates=done, saved=saved,
+                   cpu_model=here)
     wall = est.wall_hours(kind, opts, gpu)
     print(f"{args.experiment}: preset {preset} ({why}), {len(specs)} runs, {len(specs) - len(todo)} complete, "
           f"{len(todo)} to run, estimated wall time {format_hours(wall)} (executor: {kind})")

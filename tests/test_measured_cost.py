@@ -18,12 +18,12 @@ def _spec(seed=0, method="odt-offline", overrides=()):
 
 
 def _write_run(root, spec, seconds, *, attempts=1, threads=1, cuda=False, wall_time=None,
-               pretraining_from=None, config=None):
+               pretraining_from=None, config=None, cpu="Test CPU"):
     d = rec.run_dir(root, spec)
     d.mkdir(parents=True)
     rec.write_json(d / rec.SPEC, spec.to_dict())
     rec.write_json(d / rec.CONFIG, config if config is not None else config_dict(spec_config(spec)))
-    env = {"cuda": cuda, "torch_threads": threads, "cpu_model": "Test CPU"}
+    env = {"cuda": cuda, "torch_threads": threads, "cpu_model": cpu}
     rec.write_json(d / rec.ENVIRONMENT, {"attempts": [env] * attempts})
     rec.write_json(d / rec.RECORD, {"status": "complete", "run_id": spec.run_id, "spec": spec.to_dict(),
                                     "attempt_seconds": seconds, "attempts": attempts,
@@ -92,3 +92,17 @@ def test_runs_that_start_from_shared_pretraining_are_priced_only_by_their_like(t
     control = _spec(1, method="odt-control")
     assert measured_cost.matching(timed, control, config_dict(spec_config(control)), True)
     assert not measured_cost.matching(timed, control, config_dict(spec_config(control)), False)
+
+
+def test_runs_timed_on_the_cpu_that_will_run_are_preferred(tmp_path):
+    """The same run costs differently on another CPU model: where some runs were timed on the CPU
+    the launch will use, only they price it; where none were, all of them do."""
+    for seed, seconds, cpu in [(0, 100.0, "Fast CPU"), (1, 120.0, "Fast CPU"), (2, 900.0, "Slow CPU")]:
+        _write_run(tmp_path, _spec(seed), seconds, cpu=cpu)
+    timed = measured_cost.timed_runs(tmp_path, "cpu")
+    slow = estimate([_spec(7)], timed=timed, cpu_model="Slow CPU")
+    assert slow.cpu_hours == pytest.approx(900.0 / 3600) and slow.timed_on == {"Slow CPU"}
+    assert estimate([_spec(7)], timed=timed, cpu_model="Fast CPU").cpu_hours == pytest.approx(110.0 / 3600)
+    unseen = estimate([_spec(7)], timed=timed, cpu_model="Other CPU")
+    assert unseen.cpu_hours == pytest.approx(120.0 / 3600)  # the median of all three
+    assert estimate([_spec(7)], timed=timed).cpu_hours == pytest.approx(120.0 / 3600)
