@@ -116,6 +116,13 @@ def _split_variant(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _factor_name(values: list) -> str:
+    """The legend title of a compared factor: its field when every value names the same one
+    ('pos=False', 'pos=True' -> 'pos'), else 'factor'."""
+    names = {str(v).split("=", 1)[0] for v in values if "=" in str(v)}
+    return names.pop() if len(names) == 1 and all("=" in str(v) for v in values) else "factor"
+
+
 def _facet_order(values, facet: str) -> list:
     """Panels of datasets in Table 1's order (others after it, by name); other facets by name."""
     if facet != "dataset":
@@ -215,7 +222,8 @@ def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
     _means_with_seeds(ax, last, x, y, order, hue=hue, hue_order=hue_order, dodge=0.4)
     _legend_with_seed_counts(ax, last, hue, per=x)
     if ax.get_legend() is not None:  # beside the axes: inside, it covered seeds' dots
-        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+                        title=_factor_name(hue_order) if hue == "factor" else hue)
     ax.set_xlim(-0.5, len(order) - 0.5)  # one category: keep the arms next to their tick
     fig.set_figwidth(min(fig.get_figwidth(), 4.0 + 2.5 * len(order)))  # few categories: no wide void
     ax.set_ylabel("final normalized return" if y == "score_mean" else "final return")

@@ -972,3 +972,20 @@ def test_offline_length_figure_draws_three_offline_references_and_nothing_online
     assert drawn.groupby("arm").updates.max().to_dict() == {
         "offline protocol, 5000 updates (offline_length)": 5000, "offline protocol, 2500 updates (Table 1)": 2500,
         "ODT's pretraining (Table 1's odt runs)": 5000}
+
+
+def test_a_grid_figures_legend_is_titled_by_the_field_it_compares():
+    import matplotlib.pyplot as plt
+    rows = [{"run_id": f"{pos}-{wd}-{seed}", "dataset": "walker2d-medium", "method": "odt",
+             "variant": f"pos={pos},lr=0.001,wd={wd}", "status": "complete", "phase": "online",
+             "online_samples": 100, "step": 0, "score_mean": float(seed)}
+            for pos in (False, True) for wd in (0.001, 0.0001) for seed in range(3)]
+    fig = plt.figure()
+    plots.draw_grid_final(pd.DataFrame(rows), fig)
+    legend = fig.axes[0].get_legend()
+    title, texts = legend.get_title().get_text(), [t.get_text() for t in legend.get_texts()]
+    plt.close(fig)
+    assert title == "pos" and texts == ["pos=False (n=3 per setting)", "pos=True (n=3 per setting)"]
+    assert plots._factor_name(["ctx=1", "ctx=5"]) == "ctx"
+    assert plots._factor_name(["ctx=1", "pos=True"]) == "factor"  # two fields: no single name
+    assert plots._factor_name(["small", "large"]) == "factor"
