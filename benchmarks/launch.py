@@ -522,14 +522,25 @@ def dataset_problems(specs: Sequence[RunSpec]) -> dict[str, str]:
     return {name: problem for name, problem in problems.items() if problem is not None}
 
 
-def data_content_conflicts(root: Path | str, specs: Sequence[RunSpec]) -> dict[str, str]:
+def dataset_provenance(name: str, size: str, read: dict[tuple[str, str], dict] | None = None) -> dict:
+    """The provenance of dataset ``name`` at ``size``, as a run loads it (its ``content_sha256``
+    hashes every step: seconds for a 1M-step file). ``read`` keeps what one launch has read
+    already, so its checks read each file once; a launch that remakes a file starts a new one."""
+    from benchmarks.datasets.loading import load_dataset
+    read = {} if read is None else read
+    if (name, size) not in read:
+        read[(name, size)] = dict(load_dataset(name, size=size).provenance)
+    return read[(name, size)]
+
+
+def data_content_conflicts(root: Path | str, specs: Sequence[RunSpec],
+                           read: dict[tuple[str, str], dict] | None = None) -> dict[str, str]:
     """Dataset name -> why the runs about to start would train on other data than the complete
     runs of their experiment already in ``root`` did (the file on disk holds another content
     hash: a remade medium-replay file is another dataset, see ``benchmarks.datasets.portable_math``);
     empty when they agree or there is nothing to compare. Full-size data only. The runs are read
-    as ``benchmarks.check``'s ``same_data`` rule reads them."""
+    as ``benchmarks.check``'s ``same_data`` rule reads them; ``read`` as in ``dataset_provenance``."""
     from benchmarks.check import load_run_files
-    from benchmarks.datasets.loading import load_dataset
     from benchmarks.methods import dataset_size
     out = {}
     runs: dict[tuple[str, str], list] = {}  # (preset, experiment) -> its complete runs, read once
@@ -541,7 +552,7 @@ def data_content_conflicts(root: Path | str, specs: Sequence[RunSpec]) -> dict[s
                 if r.dataset == name and r.data_content is not None]
         if not done:
             continue
-        on_disk = load_dataset(name).provenance.get("content_sha256")
+        on_disk = dataset_provenance(name, "full", read).get("content_sha256")
         if on_disk is None or on_disk in done:
             continue
         out[name] = (f"the file on disk holds other data (content {on_disk[:8]}) than the {len(done)} complete "
@@ -812,32 +823,30 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
     return est
 
 
-def saved_pretraining(root: Path | str, specs: Sequence[RunSpec], threads: int) -> set[str]:
+def saved_pretraining(root: Path | str, specs: Sequence[RunSpec], threads: int,
+                      read: dict[tuple[str, str], dict] | None = None) -> set[str]:
     """Run ids of ``specs`` whose end-of-pretraining state an earlier run left under
     ``<root>/_pretrained/`` for a job with ``threads`` torch threads on this host: started here
     (locally) they load it instead of pretraining. Only what a local launch can know (a Slurm
     job's host is another); specs whose data is not on disk or whose config does not build are
-    left out."""
+    left out. ``read`` as in ``dataset_provenance``."""
     store = Path(root) / shared.DIRNAME
     if not store.is_dir() or not any(store.iterdir()):
         return set()
     from benchmarks.datasets import DatasetError, DatasetUnavailable
-    from benchmarks.job import load_data
-    provenance: dict[tuple[str, str], dict | None] = {}
+    from benchmarks.methods import dataset_size
+    unreadable: set[str] = set()
     out = set()
     for s in specs:
         cfg = _config_or_none(s)
-        if cfg is None or s.method not in shared.FAMILY:
+        if cfg is None or s.method not in shared.FAMILY or s.dataset in unreadable:
             continue
-        where = (s.dataset, s.preset)
-        if where not in provenance:
-            try:
-                provenance[where] = dict(load_data(s).provenance)
-            except (DatasetUnavailable, DatasetError):  # the run itself reports what is wrong with its data
-                provenance[where] = None
-        if provenance[where] is None:
+        try:
+            provenance = dataset_provenance(s.dataset, dataset_size(s.preset), read)
+        except (DatasetUnavailable, DatasetError):  # the run itself reports what is wrong with its data
+            unreadable.add(s.dataset)
             continue
-        k = shared.key(s.method, config_dict(cfg), s.seed, provenance[where], threads)
+        k = shared.key(s.method, config_dict(cfg), s.seed, provenance, threads)
         if k is not None and shared.is_saved(root, k):
             out.add(s.run_id)
     return out

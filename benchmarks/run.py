@@ -213,8 +213,9 @@ def _run(args: argparse.Namespace) -> int:
     gpu = kind != "slurm" and gpu_present()
     timed = None if gpu or opts.gpus else measured_cost.timed_runs(args.results, preset)
     done = {s.run_id: rec.updates_done(rec.run_dir(args.results, s)) for s in todo if status[s.run_id] == "partial"}
-    saved = (saved_pretraining(args.results, [s for s in todo if status[s.run_id] == "absent"], job_threads(opts, kind))
-             if kind == "local" and opts.reuse_pretraining else set())
+    read: dict = {}  # datasets this launch has read (their content hashes), shared by its checks
+    saved = (saved_pretraining(args.results, [s for s in todo if status[s.run_id] == "absent"], job_threads(opts, kind),
+                               read) if kind == "local" and opts.reuse_pretraining else set())
     here = cpu_model() if kind == "local" else None  # the CPU local runs will have; a Slurm node's is not known
     est = estimate(todo, reuse_pretraining=opts.reuse_pretraining, timed=timed, done_updates=done, saved=saved,
                    cpu_model=here)
@@ -231,7 +232,7 @@ def _run(args: argparse.Namespace) -> int:
         print("note: the paper preset is sized for GPUs; on a CPU try --preset cpu or --preset smoke")
     problems = dataset_problems([s for s in todo if _available(s.dataset)])
     conflicts = data_content_conflicts(args.results, [s for s in todo if _available(s.dataset)
-                                                      and s.dataset not in problems])
+                                                      and s.dataset not in problems], read)
     if args.dry_run:
         for s in specs:
             directory = rec.run_dir(args.results, s)

@@ -453,7 +453,9 @@ def test_the_estimate_skips_a_pretraining_a_finished_run_left_on_disk(tmp_path):
     control, odt, other_seed = _spec("odt-control"), _spec("odt"), _spec("odt", seed=1)
     assert saved_pretraining(tmp_path, [odt], threads=1) == set()  # nothing saved yet
     job_mod.run_one(control, tmp_path, threads=1)
-    assert saved_pretraining(tmp_path, [odt, other_seed], threads=1) == {odt.run_id}
+    read: dict = {}
+    assert saved_pretraining(tmp_path, [odt, other_seed], threads=1, read=read) == {odt.run_id}
+    assert list(read) == [("hopper-medium", "smoke")]  # the file read once for both specs, kept for the launch
     assert saved_pretraining(tmp_path, [odt], threads=2) == set()  # another thread count: another computation
     cfg = method_config("odt", "hopper-medium", "smoke", 0, {})
     est = estimate([odt], saved={odt.run_id})
