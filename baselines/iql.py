@@ -41,7 +41,6 @@ import gymnasium as gym
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from odt.config import (
     PRESETS,
@@ -54,6 +53,7 @@ from odt.config import (
     is_size,
     known_datasets,
 )
+from odt.progress import ProgressBar, progress_bar
 from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
 from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
 from odt.trajectories import DatasetError, Trajectories
@@ -492,7 +492,7 @@ class IQLAgent:
             log(row)
         return row
 
-    def _say(self, bar: tqdm, row: dict) -> None:
+    def _say(self, bar: ProgressBar, row: dict) -> None:
         if self.progress:
             bar.write(_describe(row))
 
@@ -501,8 +501,8 @@ class IQLAgent:
         c, k = self.cfg, self.counters
         if k.pretrain_done:
             return None
-        bar = tqdm(total=c.offline_updates, initial=k.updates, desc="iql offline", unit="upd",
-                   disable=not self.progress, dynamic_ncols=True, mininterval=1.0)
+        bar = progress_bar(total=c.offline_updates, initial=k.updates, desc="iql offline", unit="upd",
+                           enabled=self.progress, mininterval=1.0)
         start = time.perf_counter()
         while k.updates < c.offline_updates:
             m = self.update(self.sample_batch())
@@ -536,9 +536,9 @@ class IQLAgent:
         budget = c.online_samples
         if self._env is None:
             self._env = self.make_env()
-        bar = tqdm(total=budget, initial=min(k.online_samples, budget), desc="iql online",
-                   unit="step", disable=not self.progress or budget == 0, dynamic_ncols=True,
-                   mininterval=1.0)
+        bar = progress_bar(total=budget, initial=min(k.online_samples, budget), desc="iql online",
+                           unit="step", enabled=self.progress and budget > 0,
+                           mininterval=1.0)
         row, obs, ep_return, ep_start = None, None, 0.0, k.online_samples
         start = time.perf_counter()
         while k.online_samples < budget:

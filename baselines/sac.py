@@ -33,9 +33,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm.auto import tqdm
 
 from odt.config import PRESETS, ConfigError, apply_overrides, is_finite, is_rate, is_size
+from odt.progress import progress_bar
 from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
 from odt.train import StopRequested, TrainingDiverged
 
@@ -396,8 +396,8 @@ class SACAgent:
         which it returns True, mid-episode, without a checkpoint.
         """
         c, k = self.cfg, self.counters
-        bar = tqdm(total=c.online_samples, initial=min(k.online_samples, c.online_samples), desc="sac",
-                   unit="step", disable=not self.progress, dynamic_ncols=True, mininterval=2.0)
+        bar = progress_bar(total=c.online_samples, initial=min(k.online_samples, c.online_samples), desc="sac",
+                           unit="step", enabled=self.progress, mininterval=2.0)
         row, last_ckpt, start = None, k.online_samples, time.perf_counter()
         while k.online_samples < c.online_samples:
             ended = self.env_step()

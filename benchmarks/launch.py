@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 import submitit
-from tqdm.auto import tqdm
 
 from benchmarks import measured_cost
 from benchmarks import records as rec
@@ -54,6 +53,7 @@ from benchmarks.job import (
 )
 from benchmarks.loggers import require_loggers
 from odt.config import ConfigError, domain_defaults, is_antmaze
+from odt.progress import progress_bar
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
 
@@ -400,7 +400,7 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
     waits = (pretraining_waits(root, pending + held, sharing + pretraining_groups(held)) if opts.reuse_pretraining
              else (lambda spec: False))
 
-    bar = tqdm(total=len(pending), desc="runs", unit="run", disable=not progress, dynamic_ncols=True)
+    bar = progress_bar(total=len(pending), desc="runs", unit="run", enabled=progress)
     running: list[tuple[RunSpec, Any]] = []
 
     def show() -> None:

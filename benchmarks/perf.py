@@ -43,11 +43,11 @@ import gymnasium as gym
 import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
-from tqdm.auto import tqdm
 
 from odt.buffer import TrajectoryBuffer
 from odt.checkpoint import atomic_write_bytes
 from odt.config import ConfigError, apply_overrides, make_config
+from odt.progress import progress_bar
 from odt.rollout import run_episodes
 from odt.runtime import keep_freed_memory_in_heap
 from odt.train import ODTTrainer
@@ -434,7 +434,7 @@ def run(pc: PerfConfig) -> dict:
         jobs.append((f"rollouts x{primary}t", lambda: rollouts.__setitem__(primary, measure_rollouts(pc, data, primary))))
     buffer_rows: list[dict] = []
     jobs.insert(0, ("buffer add", lambda: buffer_rows.extend(measure_buffer_add(data))))
-    bar = tqdm(jobs, desc="perf", unit="job", disable=not pc.progress, dynamic_ncols=True)
+    bar = progress_bar(jobs, desc="perf", unit="job", enabled=pc.progress)
     for label, job in bar:
         bar.set_postfix_str(label)
         job()

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 import gymnasium as gym
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from odt.buffer import TrajectoryBuffer
 from odt.config import ODTConfig
@@ -30,6 +29,7 @@ from odt.device_batches import DeviceBatches
 from odt.lamb import Lamb
 from odt.model import DecisionTransformer
 from odt.objective import deterministic_policy_loss, stochastic_policy_loss, temperature_loss
+from odt.progress import ProgressBar, progress_bar
 from odt.rollout import (
     Conditioning,
     RolloutResult,
@@ -305,7 +305,7 @@ class ODTTrainer:
             log(row)
         return row
 
-    def _say(self, bar: tqdm, row: dict) -> None:
+    def _say(self, bar: ProgressBar, row: dict) -> None:
         if self.progress:
             bar.write(describe_row(row))
 
@@ -316,8 +316,8 @@ class ODTTrainer:
         c, k = self.cfg, self.counters
         if k.pretrain_done:
             return None
-        bar = tqdm(total=c.pretrain_updates, initial=k.updates, desc="pretrain", unit="upd",
-                   disable=not self.progress, dynamic_ncols=True)
+        bar = progress_bar(total=c.pretrain_updates, initial=k.updates, desc="pretrain", unit="upd",
+                           enabled=self.progress)
         start = time.perf_counter()
         row = None
         while k.updates < c.pretrain_updates:
@@ -376,8 +376,8 @@ class ODTTrainer:
         if not k.pretrain_done:
             raise RuntimeError("finetune() before pretrain() finished")
         budget = c.online.online_samples
-        bar = tqdm(total=budget, initial=min(k.online_samples, budget), desc="online", unit="step",
-                   disable=not self.progress or budget == 0, dynamic_ncols=True)
+        bar = progress_bar(total=budget, initial=min(k.online_samples, budget), desc="online", unit="step",
+                           enabled=self.progress and budget > 0)
         row = None
         while k.online_samples < budget:
             start = time.perf_counter()

@@ -49,7 +49,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from baselines.sac import SACAgent, TanhGaussianActor, sac_config
 from benchmarks.datasets.antmaze import (
@@ -83,6 +82,7 @@ from benchmarks.datasets.portable_math import math_settings
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
 from odt.checkpoint import CheckpointManager, atomic_write_bytes
 from odt.config import ConfigError, apply_overrides
+from odt.progress import progress_bar
 from odt.train import StopRequested
 
 PACKAGED_POLICIES = Path(__file__).parent / "policies"
@@ -421,8 +421,8 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
     command = new_command(obs[:2]) if diverse else env.goal.copy()
     stats["commanded_goals"] += 1
     try:
-        for t in tqdm(range(size), desc=f"collect antmaze-{'umaze-diverse' if diverse else 'umaze'}", unit="step",
-                      disable=not progress, mininterval=2.0, dynamic_ncols=True):
+        for t in progress_bar(range(size), desc=f"collect antmaze-{'umaze-diverse' if diverse else 'umaze'}", unit="step",
+                              enabled=progress, mininterval=2.0):
             action = controller.act(obs, command, rng)
             arrays["infos/qpos"][t] = env.qpos()
             arrays["infos/qvel"][t] = env.qvel()

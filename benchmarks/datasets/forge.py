@@ -33,7 +33,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from baselines.sac import SACAgent, TanhGaussianActor, sac_config
 from benchmarks.datasets.d4rl_io import read_d4rl
@@ -53,6 +52,7 @@ from benchmarks.datasets.portable_math import math_settings
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, get_spec
 from odt.checkpoint import CheckpointManager, atomic_write_bytes
 from odt.config import ConfigError, apply_overrides
+from odt.progress import progress_bar
 from odt.train import StopRequested
 
 LEVELS = ("medium", "medium-replay", "random")
@@ -186,8 +186,8 @@ def collect(spec: DatasetSpec, size: int, seed: int, actor: TanhGaussianActor | 
     episode = 0
     obs, _ = env.reset(seed=40_000_000 + seed * 1_000_000)
     try:
-        for t in tqdm(range(size), desc=f"collect {spec.name}", unit="step", disable=not progress,
-                      mininterval=2.0, dynamic_ncols=True):
+        for t in progress_bar(range(size), desc=f"collect {spec.name}", unit="step", enabled=progress,
+                              mininterval=2.0):
             action = rng.uniform(low, high).astype(np.float32) if policy is None else policy.sample(obs, rng)
             nxt, reward, term, trunc, _ = env.step(action)
             out["observations"][t], out["actions"][t], out["rewards"][t] = obs, action, reward
