@@ -835,16 +835,17 @@ def saved_pretraining(root: Path | str, specs: Sequence[RunSpec], threads: int,
         return set()
     from benchmarks.datasets import DatasetError, DatasetUnavailable
     from benchmarks.methods import dataset_size
-    unreadable: set[str] = set()
+    unreadable: set[tuple[str, str]] = set()  # (dataset, size) that failed to load, not tried again
     out = set()
     for s in specs:
         cfg = _config_or_none(s)
-        if cfg is None or s.method not in shared.FAMILY or s.dataset in unreadable:
+        where = (s.dataset, dataset_size(s.preset))
+        if cfg is None or s.method not in shared.FAMILY or where in unreadable:
             continue
         try:
-            provenance = dataset_provenance(s.dataset, dataset_size(s.preset), read)
+            provenance = dataset_provenance(*where, read)
         except (DatasetUnavailable, DatasetError):  # the run itself reports what is wrong with its data
-            unreadable.add(s.dataset)
+            unreadable.add(where)
             continue
         k = shared.key(s.method, config_dict(cfg), s.seed, provenance, threads)
         if k is not None and shared.is_saved(root, k):
