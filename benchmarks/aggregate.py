@@ -5,7 +5,8 @@
   curve row yet (failed early, or still running) contributes one row with empty metrics, so
   nothing on disk is silently dropped. Every table and figure is a groupby over this frame.
 * :func:`load_runs`: one row per run from its final record (final/offline score and return,
-  status, error, wall time, dataset source).
+  status, error, wall time, dataset source) and where it ran (:func:`origin`: code version, CPU
+  model, torch version, dataset file).
 * :func:`rliable_summary`: IQM and optimality gap with stratified bootstrap confidence
   intervals, and the probability of improvement of one column over another (rliable).
 
@@ -71,9 +72,11 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
             "online_samples": (record.get("counters") or {}).get("online_samples"),
             "attempts": record.get("attempts"), "error": record.get("error"),
             "data_source": source, "scoring": _scoring(provenance), "path": str(directory),
+            **origin(directory, provenance),
         })
     columns = [*FACTORS, "overrides", "final_score", "offline_score", "final_return", "offline_return",
-               "wall_time", "updates", "online_samples", "attempts", "error", "data_source", "scoring", "path"]
+               "wall_time", "updates", "online_samples", "attempts", "error", "data_source", "scoring",
+               "path", *ORIGIN]
     df = pd.DataFrame(rows, columns=columns)
     for c in ("final_score", "offline_score", "final_return", "offline_return", "wall_time",
               "updates", "online_samples"):
@@ -84,6 +87,34 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
 def _provenance(directory: Path) -> dict:
     path = directory / rec.PROVENANCE
     return rec.read_json(path) if path.exists() else {}
+
+
+ORIGIN = ("code", "cpu", "torch", "data_file")  # load_runs' columns saying where a run ran
+
+
+def origin(directory: Path, provenance: dict) -> dict[str, str | None]:
+    """Where a run ran, from its ``environment.json`` (one entry per attempt) and its dataset's
+    provenance: ``code`` (short git sha, ``+dirty`` for uncommitted changes, ``outside git``),
+    ``cpu`` (CPU model), ``torch`` (version) and ``data_file`` (the dataset's content hash, 8
+    digits). A run resumed under another value lists each in attempt order (``a then b``); a
+    value no attempt recorded is None."""
+    path = directory / rec.ENVIRONMENT
+    attempts = (rec.read_json(path) if path.exists() else {}).get("attempts") or []
+
+    def code(a: dict) -> str | None:
+        if "git_sha" not in a:
+            return None
+        sha = a.get("git_sha")
+        return "outside git" if not sha else sha[:7] + ("+dirty" if a.get("git_dirty") else "")
+
+    def each(value_of) -> str | None:
+        values = [v for v in (value_of(a) for a in attempts) if v]
+        return " then ".join(dict.fromkeys(values)) or None
+
+    digest = provenance.get("content_sha256") or provenance.get("sha256")
+    return {"code": each(code), "cpu": each(lambda a: a.get("cpu_model")),
+            "torch": each(lambda a: (a.get("versions") or {}).get("torch")),
+            "data_file": digest[:8] if digest else None}
 
 
 def _source(directory: Path) -> str | None:

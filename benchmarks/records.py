@@ -202,12 +202,19 @@ def git_output(root: Path, *args: str) -> bytes | None:
 
 
 def code_version_of(root: Path) -> dict[str, Any]:
-    """git sha of ``root``'s checkout and whether its tracked code differs from it (changes under
-    ``GENERATED_PATHS`` do not count); None for both outside git."""
+    """git sha of ``root``'s checkout, whether its tracked files differ from it (changes under
+    ``GENERATED_PATHS`` do not count) and which (``git_changed``, at most ``CHANGED_LISTED``
+    paths, so a dirty run's record says whether code or only prose had changed); None for all
+    three outside git."""
     sha = git_output(root, "rev-parse", "HEAD")
     status = git_output(root, "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHSPEC)
+    changed = None if status is None else [line[3:] for line in status.decode().splitlines() if line.strip()]
     return {"git_sha": None if sha is None else sha.decode().strip(),
-            "git_dirty": None if status is None else bool(status.strip())}
+            "git_dirty": None if changed is None else bool(changed),
+            "git_changed": None if changed is None else changed[:CHANGED_LISTED]}
+
+
+CHANGED_LISTED = 50
 
 
 @lru_cache(maxsize=1)

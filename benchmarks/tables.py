@@ -231,6 +231,32 @@ def samples_used(runs: pd.DataFrame) -> list[list[str]]:
     return rows
 
 
+def _tally(values: pd.Series) -> str:
+    """"a" when every run has one value, else "a (3), b (2)" (most runs first, then by name)."""
+    counts = sorted(values.fillna("not recorded").value_counts().items(), key=lambda kv: (-kv[1], str(kv[0])))
+    return str(counts[0][0]) if len(counts) == 1 else ", ".join(f"{v} ({n})" for v, n in counts)
+
+
+ORIGIN_COLUMNS = (("code", "code"), ("cpu", "CPU"), ("torch", "torch"), ("data_file", "data file"))
+
+
+def cell_origins(runs: pd.DataFrame) -> list[list[str]]:
+    """Where each Table 1 cell's complete runs ran, one row per (dataset, method) with runs: their
+    count, code versions, CPU models, torch versions and dataset files (content hashes). A cell
+    whose runs differ in one of them lists each value with its number of runs."""
+    ok = runs[runs.status == "complete"]
+    rows = []
+    for d in TABLE1_DATASETS:
+        for c in TABLE1_COLUMNS:
+            if c.method is None or c.value != "final_score":
+                continue
+            sel = ok[(ok.method == c.method) & (ok.dataset == d)]
+            if not sel.empty:
+                label = "IQL" if c.method == "iql" else c.label.replace(" (0.2m)", "")
+                rows.append([d, label, str(len(sel))] + [_tally(sel[col]) for col, _ in ORIGIN_COLUMNS])
+    return rows
+
+
 def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 2000,
                 summary: dict | None = None) -> str:
     cells = table1_cells(runs)
@@ -284,6 +310,14 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         "(one exploration episode and its updates) that passes the budget, as the paper's loop does, "
         "so they end past it, each run at its own count; IQL and SAC stop at the budget.\n",
         _render(["dataset"] + [label for _, label in ONLINE_METHODS], samples_used(runs), False, ""),
+        "## Where each cell's runs ran\n",
+        "Per cell with complete runs: the code version (git sha; +dirty: uncommitted changes), CPU "
+        "model, torch version and dataset file (its content hash) of its runs; a cell whose runs "
+        "differ lists each value with its number of runs, and a run resumed under another value "
+        "shows both (`a then b`). A run is bit-identical to its rerun only on the same CPU model, "
+        "thread count and versions.\n",
+        _render(["dataset", "method", "runs"] + [label for _, label in ORIGIN_COLUMNS],
+                cell_origins(runs), False, ""),
         "## Aggregates over tasks (rliable)\n",
         "IQM and optimality gap of the normalized score / 100, 95% stratified bootstrap CIs over "
         "runs, every method over the same Gym datasets, those where each method but SAC has "

@@ -989,3 +989,40 @@ def test_a_grid_figures_legend_is_titled_by_the_field_it_compares():
     assert plots._factor_name(["ctx=1", "ctx=5"]) == "ctx"
     assert plots._factor_name(["ctx=1", "pos=True"]) == "factor"  # two fields: no single name
     assert plots._factor_name(["small", "large"]) == "factor"
+
+
+def _ran_on(root, spec, *attempts, content="ab12cd34ef"):
+    """Give a fake run the environment.json attempts and dataset hash a real run records."""
+    d = rec.run_dir(root, spec)
+    rec.write_json(d / rec.ENVIRONMENT, {"attempts": [
+        {"git_sha": sha, "git_dirty": dirty, "cpu_model": cpu, "versions": {"torch": torch}}
+        for sha, dirty, cpu, torch in attempts]})
+    rec.write_json(d / rec.PROVENANCE, {"source": "generated", "content_sha256": content})
+
+
+def test_each_table1_cell_says_where_its_runs_ran(tmp_path):
+    """Three IQL seeds: two on one machine and commit, the third resumed on another CPU under an
+    uncommitted change; a DT cell on one machine; a run outside git. The origin of each run is
+    read from its attempts, a uniform cell shows one value, a mixed one each value with its count,
+    and a partial run is not counted."""
+    root = tmp_path / "results"
+    amd = ("a" * 40, False, "AMD EPYC", "2.13.0+cpu")
+    for s in range(3):
+        spec = fake_run(root, "iql", "hopper-medium", s)
+        xeon = ("b" * 40, True, "Intel Xeon", "2.11.0")
+        _ran_on(root, spec, *((amd, xeon) if s == 2 else (amd,)))
+        _ran_on(root, fake_run(root, "dt", "hopper-medium", s), amd, content="ffff0000aa")
+    _ran_on(root, fake_run(root, "dt", "hopper-medium", 3, status="partial"), ("c" * 40, False, "Other", "2.0"))
+    _ran_on(root, fake_run(root, "sac", "hopper-medium", 0), (None, None, "AMD EPYC", "2.13.0+cpu"))
+    runs = agg.load_runs(root)
+    third = runs[(runs.method == "iql") & (runs.seed == 2)].iloc[0]
+    assert (third.code, third.cpu, third.torch, third.data_file) == (
+        "aaaaaaa then bbbbbbb+dirty", "AMD EPYC then Intel Xeon", "2.13.0+cpu then 2.11.0", "ab12cd34")
+    rows = {r[1]: r for r in tables.cell_origins(runs)}
+    assert rows["DT"] == ["hopper-medium", "DT", "3", "aaaaaaa", "AMD EPYC", "2.13.0+cpu", "ffff0000"]
+    assert rows["IQL"][2:] == ["3", "aaaaaaa (2), aaaaaaa then bbbbbbb+dirty (1)",
+                               "AMD EPYC (2), AMD EPYC then Intel Xeon (1)",
+                               "2.13.0+cpu (2), 2.13.0+cpu then 2.11.0 (1)", "ab12cd34"]
+    assert rows["SAC"][3] == "outside git"
+    text = tables.table1_text(runs, "smoke", reps=50)
+    assert "## Where each cell's runs ran" in text and "| hopper-medium | DT | 3 | aaaaaaa |" in text

@@ -115,7 +115,7 @@ def _git_checkout(root):
 def test_regenerated_outputs_leave_the_code_clean_and_its_fingerprint_unchanged(tmp_path):
     root = _git_checkout(tmp_path / "repo")
     clean = rec.code_version_of(root)
-    assert len(clean["git_sha"]) == 40 and clean["git_dirty"] is False
+    assert len(clean["git_sha"]) == 40 and clean["git_dirty"] is False and clean["git_changed"] == []
     assert sp.code_fingerprint_of(root, clean) == clean["git_sha"]
     # a launch rewrites its tables and adds records: output, not code
     (root / "paper_tables" / "table1.md").write_text("| b |\n")
@@ -127,7 +127,7 @@ def test_regenerated_outputs_leave_the_code_clean_and_its_fingerprint_unchanged(
     # an edit to code is dirty, and its fingerprint names the edit
     (root / "odt" / "model.py").write_text("WIDTH = 64\n")
     edited = rec.code_version_of(root)
-    assert edited["git_dirty"] is True
+    assert edited["git_dirty"] is True and edited["git_changed"] == ["odt/model.py"]
     fp = sp.code_fingerprint_of(root, edited)
     assert fp.startswith(clean["git_sha"] + "+")
     (root / "paper_tables" / "table1.md").write_text("| c |\n")  # the table again: same code digest
@@ -136,7 +136,7 @@ def test_regenerated_outputs_leave_the_code_clean_and_its_fingerprint_unchanged(
 
 def test_outside_git_the_code_version_is_unknown(tmp_path):
     v = rec.code_version_of(tmp_path / "not-a-checkout")
-    assert v == {"git_sha": None, "git_dirty": None}
+    assert v == {"git_sha": None, "git_dirty": None, "git_changed": None}
     assert sp.code_fingerprint_of(tmp_path, v) is None
 
 
