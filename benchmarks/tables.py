@@ -315,7 +315,9 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         "model, torch version and dataset file (its content hash) of its runs; a cell whose runs "
         "differ lists each value with its number of runs, and a run resumed under another value "
         "shows both (`a then b`). A run is bit-identical to its rerun only on the same CPU model, "
-        "thread count and versions.\n",
+        "thread count and versions. Code before 35fa65d counted the tables a launch regenerates "
+        "as uncommitted changes, so its runs' +dirty can be tables only; runs since list the "
+        "changed paths in `environment.json` (`git_changed`).\n",
         _render(["dataset", "method", "runs"] + [label for _, label in ORIGIN_COLUMNS],
                 cell_origins(runs), False, ""),
         "## Aggregates over tasks (rliable)\n",
