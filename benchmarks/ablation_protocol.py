@@ -421,7 +421,21 @@ def report_lines(data: Data, preset: str, correlations: Sequence[tuple[str, floa
     for name, r, note in correlations:
         verdict = "—" if r is None else ("holds" if r > CORRELATION_HOLDS else "does not hold")
         lines.append(f"| {name} | {'—' if r is None else f'{r:.3f}'} | {verdict} | {note} |")
-    lines += ["", "## Per seed", "", *details, ""]
+    lines += ["", "## Per seed", "", *details, "", *origin_lines(data), ""]
+    return lines
+
+
+def origin_lines(data: Data) -> list[str]:
+    """Where each experiment's complete runs ran (code, CPU, torch, data file; a mix is counted)."""
+    lines = ["## Where the runs ran", "",
+             "Per experiment with complete runs, over its variants and datasets; a mixed column lists "
+             "each value with its number of runs. Table 1's runs (Figs. 2 and 11) are listed per cell "
+             "in Table 1's own section of the same name.", "",
+             "| experiment | runs | " + " | ".join(agg.ORIGIN_LABELS) + " |", "|---|---|" + "---|" * len(agg.ORIGIN_LABELS)]
+    for experiment, runs in sorted(data.runs.items()):
+        ok = runs[runs.status == "complete"] if experiment != "table1" else runs.iloc[:0]
+        if not ok.empty:
+            lines.append(f"| {experiment} | {len(ok)} | " + " | ".join(agg.origin_cells(ok)) + " |")
     return lines
 
 

@@ -117,6 +117,20 @@ def origin(directory: Path, provenance: dict) -> dict[str, str | None]:
             "data_file": digest[:8] if digest else None}
 
 
+def tally(values: pd.Series) -> str:
+    """"a" when every run has one value, else "a (3), b (2)" (most runs first, then by name)."""
+    counts = sorted(values.fillna("not recorded").value_counts().items(), key=lambda kv: (-kv[1], str(kv[0])))
+    return str(counts[0][0]) if len(counts) == 1 else ", ".join(f"{v} ({n})" for v, n in counts)
+
+
+ORIGIN_LABELS = ("code", "CPU", "torch", "data file")  # headers of ORIGIN's columns
+
+
+def origin_cells(runs: pd.DataFrame) -> list[str]:
+    """Where ``runs`` ran, one text per ``ORIGIN`` column (see :func:`tally`)."""
+    return [tally(runs[c]) for c in ORIGIN]
+
+
 def _source(directory: Path) -> str | None:
     """Where the run's data came from: 'generated' (the forge), 'd4rl', 'minari', 'generated-smoke'."""
     return _provenance(directory).get("source")

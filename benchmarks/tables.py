@@ -231,15 +231,6 @@ def samples_used(runs: pd.DataFrame) -> list[list[str]]:
     return rows
 
 
-def _tally(values: pd.Series) -> str:
-    """"a" when every run has one value, else "a (3), b (2)" (most runs first, then by name)."""
-    counts = sorted(values.fillna("not recorded").value_counts().items(), key=lambda kv: (-kv[1], str(kv[0])))
-    return str(counts[0][0]) if len(counts) == 1 else ", ".join(f"{v} ({n})" for v, n in counts)
-
-
-ORIGIN_COLUMNS = (("code", "code"), ("cpu", "CPU"), ("torch", "torch"), ("data_file", "data file"))
-
-
 def cell_origins(runs: pd.DataFrame) -> list[list[str]]:
     """Where each Table 1 cell's complete runs ran, one row per (dataset, method) with runs: their
     count, code versions, CPU models, torch versions and dataset files (content hashes). A cell
@@ -253,7 +244,7 @@ def cell_origins(runs: pd.DataFrame) -> list[list[str]]:
             sel = ok[(ok.method == c.method) & (ok.dataset == d)]
             if not sel.empty:
                 label = "IQL" if c.method == "iql" else c.label.replace(" (0.2m)", "")
-                rows.append([d, label, str(len(sel))] + [_tally(sel[col]) for col, _ in ORIGIN_COLUMNS])
+                rows.append([d, label, str(len(sel)), *agg.origin_cells(sel)])
     return rows
 
 
@@ -318,7 +309,7 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         "thread count and versions. Code before 35fa65d counted the tables a launch regenerates "
         "as uncommitted changes, so its runs' +dirty can be tables only; runs since list the "
         "changed paths in `environment.json` (`git_changed`).\n",
-        _render(["dataset", "method", "runs"] + [label for _, label in ORIGIN_COLUMNS],
+        _render(["dataset", "method", "runs", *agg.ORIGIN_LABELS],
                 cell_origins(runs), False, ""),
         "## Aggregates over tasks (rliable)\n",
         "IQM and optimality gap of the normalized score / 100, 95% stratified bootstrap CIs over "

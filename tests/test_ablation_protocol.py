@@ -203,3 +203,23 @@ def test_cli_rejects_seed_cuts_and_few_resamples(argv, message, capsys):
     with pytest.raises(SystemExit) as bad:
         ap.main(argv)
     assert bad.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_report_says_where_each_experiments_runs_ran(tmp_path):
+    """Hindsight's arms on two machines (3 runs on one, 2 on the other) are counted per value;
+    Table 1's runs are left to Table 1's own section; a failed run is not counted."""
+    from tests.test_aggregate import _ran_on
+    root = tmp_path / "results"
+    for s in range(20, 25):
+        for on in (True, False):
+            spec = fake_run(root, "odt", "hopper-medium", s, final=50.0, experiment="hindsight", preset="cpu",
+                            variant=f"relabel={on}")
+            cpu = "AMD EPYC" if s < 23 else "Intel Xeon"
+            _ran_on(root, spec, ("f" * 40, False, cpu, "2.13.0+cpu"))
+    fake_run(root, "odt", "hopper-medium", 25, status="failed", experiment="hindsight", preset="cpu",
+             variant="relabel=True")
+    fake_run(root, "odt", "hopper-medium", 0, experiment="table1", preset="cpu")
+    text = "\n".join(ap.report_lines(ap.load(root, "cpu", reps=200), "cpu"))
+    where = text[text.index("## Where the runs ran"):]
+    assert "| hindsight | 10 | fffffff | AMD EPYC (6), Intel Xeon (4) | 2.13.0+cpu | ab12cd34 |" in where
+    assert "| table1 |" not in where
