@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -66,7 +67,7 @@ class LaunchOptions:
     # Slurm
     partition: str | None = None
     time_min: int = 24 * 60
-    gpus: int = 0
+    gpus: int | None = None  # per job; None: Slurm 0, local every GPU this machine shows (local_job_gpus)
     cpus: int = 4
     mem_gb: float | None = 16.0
     array_parallelism: int = 64
@@ -84,7 +85,7 @@ class LaunchOptions:
                 raise ConfigError(f"{name}={getattr(self, name)!r} is out of range: >= 1")
         if self.max_requeues < 0:
             raise ConfigError(f"max_requeues={self.max_requeues!r} is out of range: >= 0")
-        if self.gpus < 0:
+        if self.gpus is not None and self.gpus < 0:
             raise ConfigError(f"gpus={self.gpus!r} is out of range: >= 0")
         if self.threads is not None and self.threads < 1:
             raise ConfigError(f"threads={self.threads!r} is out of range: >= 1")
@@ -128,11 +129,48 @@ def gpu_present() -> bool:
         return False
 
 
-def default_preset(kind: str) -> tuple[str, str]:
-    """(preset, why) when none is given: the paper's on Slurm or with a GPU, else the cpu preset."""
+def visible_gpus() -> tuple[str, ...]:
+    """The GPUs this process sees, as CUDA_VISIBLE_DEVICES names them: this process's own
+    variable's entries (integers, UUIDs or MIG instances) where it is set, else 0..n-1 of the n
+    GPUs torch sees; () without a GPU."""
+    if not gpu_present():
+        return ()
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is None:
+        import torch
+        return tuple(str(i) for i in range(torch.cuda.device_count()))
+    return tuple(e.strip() for e in listed.split(",") if e.strip())
+
+
+def local_job_gpus(opts: LaunchOptions) -> tuple[str, ...]:
+    """The GPUs each local job is given: every GPU this launcher sees (``opts.gpus`` None), or the
+    first ``opts.gpus`` of them (0: none, the job runs on the CPU). Submitit's local executor sets
+    each job's CUDA_VISIBLE_DEVICES to the GPUs it is given, none by default: a local job not given
+    one never sees a GPU, however many the machine has."""
+    ids = visible_gpus()
+    if opts.gpus is None:
+        return ids
+    if opts.gpus > len(ids):
+        raise ConfigError(f"gpus={opts.gpus!r} is out of range: local jobs can be given the {len(ids)} "
+                          f"GPU(s) this machine shows")
+    return ids[:opts.gpus]
+
+
+def job_gpus(kind: str, opts: LaunchOptions) -> int:
+    """How many GPUs each job of executor ``kind`` will see (debug runs in this process)."""
+    if kind == "local":
+        return len(local_job_gpus(opts))
+    if kind == "debug":
+        return int(gpu_present())
+    return opts.gpus or 0
+
+
+def default_preset(kind: str, gpus: int = 0) -> tuple[str, str]:
+    """(preset, why) when none is given: the paper's on Slurm or where each job gets a GPU
+    (``gpus``, from :func:`job_gpus`), else the cpu preset."""
     if kind == "slurm":
         return "paper", "submitting to Slurm"
-    if gpu_present():
+    if gpus:
         return "paper", "a CUDA GPU is present"
     return "cpu", "local CPU, no GPU"
 
@@ -163,7 +201,7 @@ def make_executor(kind: str, folder: Path, opts: LaunchOptions, name: str = "odt
     executor = submitit.AutoExecutor(folder=folder, cluster=kind, slurm_max_num_timeout=opts.max_requeues)
     params: dict[str, Any] = {"timeout_min": opts.time_min, "name": name}
     if kind == "slurm":
-        params.update(cpus_per_task=opts.cpus, gpus_per_node=opts.gpus,
+        params.update(cpus_per_task=opts.cpus, gpus_per_node=opts.gpus or 0,
                       slurm_array_parallelism=opts.array_parallelism)
         if opts.mem_gb is not None:
             params["mem_gb"] = opts.mem_gb
@@ -171,6 +209,10 @@ def make_executor(kind: str, folder: Path, opts: LaunchOptions, name: str = "odt
             params["slurm_partition"] = opts.partition
         if opts.slurm_extra:
             params["slurm_additional_parameters"] = dict(opts.slurm_extra)
+    elif kind == "local" and (gpus := local_job_gpus(opts)):
+        # submitit numbers a local job's GPUs 0..n-1 of the machine; the export keeps the launcher's own
+        params.update(gpus_per_node=len(gpus),
+                      local_setup=[f"export CUDA_VISIBLE_DEVICES={shlex.quote(','.join(gpus))}"])
     executor.update_parameters(**params)
     return executor
 

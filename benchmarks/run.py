@@ -8,8 +8,9 @@ Examples::
     python -m benchmarks.run hindsight --preset cpu --set online.online_samples=2500
     python -m benchmarks.run hindsight --executor slurm --partition gpu --gpus 1 --time 1440
 
-Without --preset the preset is ``paper`` when the runs go to Slurm or a CUDA GPU is here, else
-``cpu``; the first line says which, how many runs, and the estimated wall time. Before anything
+Without --preset the preset is ``paper`` when the runs go to Slurm or a CUDA GPU is here (local
+jobs are given the launcher's GPUs; ``--gpus 0`` keeps them on the CPU), else ``cpu``; the first
+line says which, how many runs, and the estimated wall time. Before anything
 runs, every dataset the plan needs is checked (on disk, readable, fitting its environment): if
 some are not, nothing is launched and one message names each with the command that makes it
 (--make-datasets makes them first instead). A local plan estimated over 24 h needs --yes.
@@ -41,7 +42,7 @@ from benchmarks.launch import (
     estimate,
     forgeable,
     format_hours,
-    gpu_present,
+    job_gpus,
     job_threads,
     launch,
     make_datasets,
@@ -122,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = p.add_argument_group("slurm (logs go to <results>/<preset>/<experiment>/_logs/)")
     s.add_argument("--partition", default=None)
     s.add_argument("--time", type=int, default=24 * 60, help="time limit per job in minutes (default 1440)")
-    s.add_argument("--gpus", type=int, default=0, help="GPUs per job")
+    s.add_argument("--gpus", type=int, default=None,
+                   help="GPUs per job (Slurm: default 0; local: default every GPU this machine shows, "
+                        "0 runs the jobs on the CPU)")
     s.add_argument("--cpus", type=int, default=4, help="CPUs per job")
     s.add_argument("--mem-gb", type=float, default=16.0, help="memory per job in GB")
     s.add_argument("--array-parallelism", type=int, default=64, help="array tasks running at once")
@@ -206,11 +209,12 @@ def only_variants(specs: list[RunSpec], patterns: list[str] | None, experiment: 
 def _run(args: argparse.Namespace) -> int:
     opts = _options(args)
     kind = resolve_executor(opts.executor)
-    preset, why = (args.preset, "--preset") if args.preset else default_preset(kind)
+    gpus = job_gpus(kind, opts)  # what each job will see: the estimate and the default preset follow it
+    preset, why = (args.preset, "--preset") if args.preset else default_preset(kind, gpus)
     specs = _plan(args, preset)
     status = {s.run_id: rec.status_of(rec.run_dir(args.results, s)) for s in specs}
     todo = [s for s in specs if status[s.run_id] != "complete"]
-    gpu = kind != "slurm" and gpu_present()
+    gpu = kind != "slurm" and gpus > 0
     timed = None if gpu or opts.gpus else measured_cost.timed_runs(args.results, preset)
     done = {s.run_id: rec.updates_done(rec.run_dir(args.results, s)) for s in todo if status[s.run_id] == "partial"}
     read: dict = {}  # datasets this launch has read (their content hashes), shared by its checks

@@ -36,8 +36,7 @@ def data_dir(tmp_path, monkeypatch):
     """An empty data directory, as on a fresh clone; no GPU."""
     path = tmp_path / "data"
     monkeypatch.setenv("ODT_DATA_DIR", str(path))
-    for module in (launch_mod, run_cli):
-        monkeypatch.setattr(module, "gpu_present", lambda: False)
+    monkeypatch.setattr(launch_mod, "gpu_present", lambda: False)
     return path
 
 
@@ -161,11 +160,36 @@ def test_the_smoke_preset_needs_no_made_dataset(tmp_path, data_dir, launches, ca
 def test_the_default_preset_is_paper_on_slurm_or_a_gpu_else_cpu(tmp_path, data_dir, launches, capsys, monkeypatch):
     assert launch_mod.default_preset("slurm")[0] == "paper"
     assert launch_mod.default_preset("local") == ("cpu", "local CPU, no GPU")
-    for module in (launch_mod, run_cli):
-        monkeypatch.setattr(module, "gpu_present", lambda: True)
-    assert launch_mod.default_preset("local") == ("paper", "a CUDA GPU is present")
+    monkeypatch.setattr(launch_mod, "gpu_present", lambda: True)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert launch_mod.default_preset("local", launch_mod.job_gpus("local", LaunchOptions())) == (
+        "paper", "a CUDA GPU is present")
     assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--dry-run") == 0
     assert capsys.readouterr().out.startswith("table1: preset paper (a CUDA GPU is present), 6 runs, ")
+    # --gpus 0 keeps the local jobs on the CPU: then the default preset is the CPU's too
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--gpus", "0", "--dry-run") == 0
+    assert capsys.readouterr().out.startswith("table1: preset cpu (local CPU, no GPU), 6 runs, ")
+
+
+@pytest.mark.parametrize("listed,gpus,given", [
+    ("2,3", None, ("2", "3")),  # every GPU the launcher sees, by the names it sees them under
+    ("2,3", 1, ("2",)),
+    ("0", 0, ()),  # --gpus 0: on the CPU
+    ("GPU-1a2b,GPU-3c4d", None, ("GPU-1a2b", "GPU-3c4d")),
+])
+def test_local_jobs_are_given_the_gpus_the_launcher_sees(tmp_path, monkeypatch, listed, gpus, given):
+    """Submitit's local executor sets each job's CUDA_VISIBLE_DEVICES to the GPUs it is given and
+    hides every GPU otherwise (the device machine's cpu-preset batch of session 36 ran on the CPU
+    while the launch estimated it on the GPU): a local job is now given the launcher's GPUs."""
+    monkeypatch.setattr(launch_mod, "gpu_present", lambda: True)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", listed)
+    opts = LaunchOptions(executor="local", gpus=gpus)
+    assert launch_mod.local_job_gpus(opts) == given and launch_mod.job_gpus("local", opts) == len(given)
+    params = launch_mod.make_executor("local", tmp_path, opts)._executor.parameters
+    assert params.get("gpus_per_node", 0) == len(given)
+    assert params.get("setup", []) == ([f"export CUDA_VISIBLE_DEVICES={','.join(given)}"] if given else [])
+    with pytest.raises(ConfigError, match="gpus=3 is out of range"):
+        launch_mod.local_job_gpus(LaunchOptions(executor="local", gpus=3))
 
 
 def test_a_local_plan_over_a_day_needs_yes(tmp_path, data_dir, launches, capsys, monkeypatch):
@@ -370,3 +394,16 @@ def test_odt_cli_takes_a_minari_name_to_its_family_row_and_says_how_to_get_the_d
     err = capsys.readouterr().err
     assert "unknown dataset" not in err  # the config step took hopper-medium's row
     assert "minari download mujoco/hopper/medium-v0" in err
+
+
+def test_a_local_job_sees_the_launchers_gpus(tmp_path, monkeypatch):
+    """End to end through submitit's local executor: the job's own CUDA_VISIBLE_DEVICES is the
+    launcher's (by default) or empty (--gpus 0), not submitit's renumbering."""
+    import os
+    monkeypatch.setattr(launch_mod, "gpu_present", lambda: True)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
+    seen = {}
+    for gpus in (None, 0):
+        executor = launch_mod.make_executor("local", tmp_path / str(gpus), LaunchOptions(executor="local", gpus=gpus))
+        seen[gpus] = executor.submit(os.getenv, "CUDA_VISIBLE_DEVICES").result()  # read in the job
+    assert seen == {None: "5,7", 0: ""}

@@ -43,7 +43,7 @@ def test_only_the_repository_results_tree_writes_into_paper_tables(tmp_path, mon
 def _launch_reporting(monkeypatch, report: LaunchReport) -> None:
     monkeypatch.setattr(run_cli, "launch", lambda specs, root, opts=None, progress=True: report)
     monkeypatch.setattr(run_cli, "dataset_problems", lambda specs: {})
-    monkeypatch.setattr(run_cli, "gpu_present", lambda: False)
+    monkeypatch.setattr(run_cli, "job_gpus", lambda kind, opts: 0)
 
 
 def _smoke(tmp_path, *extra: str) -> list[str]:
