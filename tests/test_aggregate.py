@@ -1024,5 +1024,9 @@ def test_each_table1_cell_says_where_its_runs_ran(tmp_path):
                                "AMD EPYC (2), AMD EPYC then Intel Xeon (1)",
                                "2.13.0+cpu (2), 2.13.0+cpu then 2.11.0 (1)", "ab12cd34"]
     assert rows["SAC"][3] == "outside git"
+    gpu_run = rec.run_dir(root, fake_run(root, "odt", "hopper-medium", 0))
+    rec.write_json(gpu_run / rec.ENVIRONMENT, {"attempts": [{"git_sha": "d" * 40, "git_dirty": False,
+                                                             "cpu_model": "Intel Xeon", "cuda": True}]})
+    assert agg.load_runs(root).query("method == 'odt'").cpu.tolist() == ["Intel Xeon + CUDA GPU"]
     text = tables.table1_text(runs, "smoke", reps=50)
     assert "## Where each cell's runs ran" in text and "| hopper-medium | DT | 3 | aaaaaaa |" in text
