@@ -95,9 +95,9 @@ ORIGIN = ("code", "cpu", "torch", "data_file")  # load_runs' columns saying wher
 def origin(directory: Path, provenance: dict) -> dict[str, str | None]:
     """Where a run ran, from its ``environment.json`` (one entry per attempt) and its dataset's
     provenance: ``code`` (short git sha, ``+dirty`` for uncommitted changes, ``outside git``),
-    ``cpu`` (CPU model, ``+ CUDA GPU`` where the run saw one), ``torch`` (version) and ``data_file`` (the dataset's content hash, 8
-    digits). A run resumed under another value lists each in attempt order (``a then b``); a
-    value no attempt recorded is None."""
+    ``cpu`` (CPU model, ``+ CUDA GPU`` where the run saw one), ``torch`` (version) and
+    ``data_file`` (the dataset's content hash, 8 digits). A run resumed under another value lists
+    each in attempt order (``a then b``); a value no attempt recorded is None."""
     path = directory / rec.ENVIRONMENT
     attempts = (rec.read_json(path) if path.exists() else {}).get("attempts") or []
 
@@ -107,14 +107,14 @@ def origin(directory: Path, provenance: dict) -> dict[str, str | None]:
         sha = a.get("git_sha")
         return "outside git" if not sha else sha[:7] + ("+dirty" if a.get("git_dirty") else "")
 
+    def machine(a: dict) -> str | None:  # a run that saw a GPU says so: its numbers are the GPU's
+        return a.get("cpu_model") and a["cpu_model"] + (" + CUDA GPU" if a.get("cuda") else "")
+
     def each(value_of) -> str | None:
         values = [v for v in (value_of(a) for a in attempts) if v]
         return " then ".join(dict.fromkeys(values)) or None
 
     digest = provenance.get("content_sha256") or provenance.get("sha256")
-    def machine(a: dict) -> str | None:  # a run that saw a GPU says so: its numbers are the GPU's
-        return a.get("cpu_model") and a["cpu_model"] + (" + CUDA GPU" if a.get("cuda") else "")
-
     return {"code": each(code), "cpu": each(machine),
             "torch": each(lambda a: (a.get("versions") or {}).get("torch")),
             "data_file": digest[:8] if digest else None}
