@@ -431,7 +431,7 @@ def origin_lines(data: Data) -> list[str]:
              "Per experiment with complete runs, over its variants and datasets; a mixed column lists "
              "each value with its number of runs. Table 1's runs (Figs. 2 and 11) are listed per cell "
              "in Table 1's own section of the same name.", "",
-             "| experiment | runs | " + " | ".join(agg.ORIGIN_LABELS) + " |", "|---|---|" + "---|" * len(agg.ORIGIN_LABELS)]
+             "| experiment | runs | " + " | ".join(agg.ORIGIN.values()) + " |", "|---|---|" + "---|" * len(agg.ORIGIN)]
     for experiment, runs in sorted(data.runs.items()):
         ok = runs[runs.status == "complete"] if experiment != "table1" else runs.iloc[:0]
         if not ok.empty:

@@ -89,7 +89,8 @@ def _provenance(directory: Path) -> dict:
     return rec.read_json(path) if path.exists() else {}
 
 
-ORIGIN = ("code", "cpu", "torch", "data_file")  # load_runs' columns saying where a run ran
+# load_runs' columns saying where a run ran, with their headers in the tables
+ORIGIN = {"code": "code", "cpu": "CPU", "torch": "torch", "data_file": "data file"}
 
 
 def origin(directory: Path, provenance: dict) -> dict[str, str | None]:
@@ -98,8 +99,7 @@ def origin(directory: Path, provenance: dict) -> dict[str, str | None]:
     ``cpu`` (CPU model, ``+ CUDA GPU`` where the run saw one), ``torch`` (version) and
     ``data_file`` (the dataset's content hash, 8 digits). A run resumed under another value lists
     each in attempt order (``a then b``); a value no attempt recorded is None."""
-    path = directory / rec.ENVIRONMENT
-    attempts = (rec.read_json(path) if path.exists() else {}).get("attempts") or []
+    attempts = rec.read_attempts(directory)
 
     def code(a: dict) -> str | None:
         if "git_sha" not in a:
@@ -124,9 +124,6 @@ def tally(values: pd.Series) -> str:
     """"a" when every run has one value, else "a (3), b (2)" (most runs first, then by name)."""
     counts = sorted(values.fillna("not recorded").value_counts().items(), key=lambda kv: (-kv[1], str(kv[0])))
     return str(counts[0][0]) if len(counts) == 1 else ", ".join(f"{v} ({n})" for v, n in counts)
-
-
-ORIGIN_LABELS = ("code", "CPU", "torch", "data file")  # headers of ORIGIN's columns
 
 
 def origin_cells(runs: pd.DataFrame) -> list[str]:

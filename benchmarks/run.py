@@ -215,7 +215,7 @@ def _run(args: argparse.Namespace) -> int:
     status = {s.run_id: rec.status_of(rec.run_dir(args.results, s)) for s in specs}
     todo = [s for s in specs if status[s.run_id] != "complete"]
     gpu = kind != "slurm" and gpus > 0
-    timed = None if gpu or opts.gpus else measured_cost.timed_runs(args.results, preset)
+    timed = None if gpus else measured_cost.timed_runs(args.results, preset)
     done = {s.run_id: rec.updates_done(rec.run_dir(args.results, s)) for s in todo if status[s.run_id] == "partial"}
     read: dict = {}  # datasets this launch has read (their content hashes), shared by its checks
     saved = (saved_pretraining(args.results, [s for s in todo if status[s.run_id] == "absent"], job_threads(opts, kind),

@@ -309,7 +309,7 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         "thread count and versions. Code before 35fa65d counted the tables a launch regenerates "
         "as uncommitted changes, so its runs' +dirty can be tables only; runs since list the "
         "changed paths in `environment.json` (`git_changed`).\n",
-        _render(["dataset", "method", "runs", *agg.ORIGIN_LABELS],
+        _render(["dataset", "method", "runs", *agg.ORIGIN.values()],
                 cell_origins(runs), False, ""),
         "## Aggregates over tasks (rliable)\n",
         "IQM and optimality gap of the normalized score / 100, 95% stratified bootstrap CIs over "
