@@ -211,7 +211,10 @@ def online_budget_label(preset: str) -> str:
     return f"{n / 1e6:g}m" if n >= 100_000 else (f"{n / 1e3:g}k" if n >= 1000 else str(n))
 
 
-ONLINE_METHODS = (("odt", "ODT"), ("odt-control", "ODT control"), ("iql", "IQL"), ("sac", "SAC"))
+# each method's name in the tables that list methods (not the score columns), in Table 1's order
+METHOD_LABELS = {"dt": "DT", "odt-offline": "ODT (offline)", "odt": "ODT", "iql": "IQL", "sac": "SAC",
+                 "odt-control": "ODT control"}
+ONLINE_METHODS = ("odt", "odt-control", "iql", "sac")
 
 
 def samples_used(runs: pd.DataFrame) -> list[list[str]]:
@@ -222,7 +225,7 @@ def samples_used(runs: pd.DataFrame) -> list[list[str]]:
     rows = []
     for d in TABLE1_DATASETS:
         row, any_run = [d], False
-        for method, _ in ONLINE_METHODS:
+        for method in ONLINE_METHODS:
             n = ok[(ok.method == method) & (ok.dataset == d)].online_samples.dropna()
             any_run |= not n.empty
             row.append("—" if n.empty else f"{n.mean():.0f} [{n.min():.0f}, {n.max():.0f}]")
@@ -238,12 +241,9 @@ def cell_origins(runs: pd.DataFrame) -> list[list[str]]:
     ok = runs[runs.status == "complete"]
     rows = []
     for d in TABLE1_DATASETS:
-        for c in TABLE1_COLUMNS:
-            if c.method is None or c.value != "final_score":
-                continue
-            sel = ok[(ok.method == c.method) & (ok.dataset == d)]
+        for method, label in METHOD_LABELS.items():
+            sel = ok[(ok.method == method) & (ok.dataset == d)]
             if not sel.empty:
-                label = "IQL" if c.method == "iql" else c.label.replace(" (0.2m)", "")
                 rows.append([d, label, str(len(sel)), *agg.origin_cells(sel)])
     return rows
 
@@ -300,7 +300,7 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         "Mean [min, max] over each cell's complete runs. ODT and its control stop at the first round "
         "(one exploration episode and its updates) that passes the budget, as the paper's loop does, "
         "so they end past it, each run at its own count; IQL and SAC stop at the budget.\n",
-        _render(["dataset"] + [label for _, label in ONLINE_METHODS], samples_used(runs), False, ""),
+        _render(["dataset"] + [METHOD_LABELS[m] for m in ONLINE_METHODS], samples_used(runs), False, ""),
         "## Where each cell's runs ran\n",
         "Per cell with complete runs: the code version (git sha; +dirty: uncommitted changes), CPU "
         "model, torch version and dataset file (its content hash) of its runs; a cell whose runs "
