@@ -262,8 +262,28 @@ def _grid(data: Data, figure: str, experiment: str, name: str, better: str, wors
     return out
 
 
+def shared_pretraining(curves: pd.DataFrame, a: str, b: str) -> list[int]:
+    """Seeds at which arms ``a`` and ``b`` pretrained the same network: complete in both, with the
+    same training loss at every pretraining evaluation (checked, not assumed)."""
+    pre = curves[(curves.status == "complete") & (curves.phase == "pretrain")].sort_values("step")
+    loss = {v: pre[pre.variant == v].groupby("seed").loss.agg(tuple) for v in (a, b)}
+    return sorted(s for s in loss[a].index.intersection(loss[b].index) if loss[a][s] == loss[b][s])
+
+
 def fig9_eval_context(data: Data) -> list[Comparison]:
-    return _grid(data, "Fig. 9", "eval_context", "D11", "ctx=1", "ctx=5")
+    """D11 as registered (unpaired), then, exploratory and without a verdict (session-37 note of the
+    protocol): the arms share each seed's pretraining, so their end-of-pretraining scores are one
+    network rolled out with context 1 and with context 5, paired by seed."""
+    out = _grid(data, "Fig. 9", "eval_context", "D11", "ctx=1", "ctx=5")
+    runs, curves = data.runs["eval_context"], data.curves["eval_context"]
+    for setting in sorted({v.split(",", 1)[1] for v in runs.variant if "," in v}):
+        a, b = f"ctx=1,{setting}", f"ctx=5,{setting}"
+        seeds = shared_pretraining(curves, a, b)
+        e, text = paired(arm(runs, a, value="offline_score").loc[seeds],
+                         arm(runs, b, value="offline_score").loc[seeds], data.reps)
+        out.append(Comparison("Fig. 9", f"D11x ({setting}) = ctx=1 − ctx=5 after pretraining, one network "
+                                        "(paired; exploratory)", e, "no verdict (not registered)", text))
+    return out
 
 
 def fig10_pos_embedding(data: Data) -> list[Comparison]:
@@ -354,7 +374,7 @@ def load(root: Path | str, preset: str, reps: int = BOOTSTRAP_REPS) -> Data:
     curves = {}
     for e in experiments:
         c = agg.load_results(root, preset, e)
-        for col in ("phase", "score_mean", "entropy", "lambda", "g_eval_multiple"):
+        for col in ("phase", "score_mean", "entropy", "lambda", "g_eval_multiple", "loss"):
             if col not in c:
                 c[col] = np.nan
         curves[e] = _with_initial_lambda(c, root, preset, e)

@@ -139,6 +139,34 @@ def test_grid_claim_needs_three_of_four_cells_and_no_failure(tmp_path):
     assert rows[-1].verdict == "does not hold"  # three cells hold, but one fails
 
 
+def context_run(root, seed, ctx, losses, offline, final=30.0):
+    """A complete Fig. 9 run whose pretraining evaluations logged ``losses`` (in order)."""
+    spec = RunSpec("eval_context", "odt", "ant-medium-replay", seed, "cpu", variant=f"ctx={ctx},lr=0.001,wd=0.0001")
+    d = rec.run_dir(root, spec)
+    rec.write_json(d / rec.SPEC, spec.to_dict())
+    curve = [{"phase": "pretrain", "updates": 10 * (i + 1), "online_samples": 0, "score_mean": offline, "loss": loss}
+             for i, loss in enumerate(losses)]
+    curve.append({"phase": "online", "updates": 100, "online_samples": 1000, "score_mean": final, "loss": 0.1})
+    rec.write_curve(d / rec.CURVE, curve)
+    rec.write_json(d / rec.RECORD, {"status": "complete", "run_id": spec.run_id, "final_score": final,
+                                    "offline_score": offline, "counters": {"wall_time": 1.0}})
+
+
+def test_eval_context_within_network_reading_pairs_only_seeds_that_shared_pretraining(tmp_path):
+    root = tmp_path / "results"
+    for s in (20, 21):  # same pretraining in both arms: context 1 scores 2 more
+        context_run(root, s, 1, (1.5, 0.7), offline=32.0 + s)
+        context_run(root, s, 5, (1.5, 0.7), offline=30.0 + s)
+    context_run(root, 22, 1, (1.5, 0.7), offline=90.0)  # another network at ctx 5 (its losses differ): left out
+    context_run(root, 22, 5, (1.5, 0.8), offline=40.0)
+    rows = ap.fig9_eval_context(ap.load(root, "cpu", reps=300))
+    (x,) = [r for r in rows if r.label.startswith("D11x")]
+    assert (x.estimate.mean, x.estimate.lo, x.estimate.hi, x.estimate.n) == pytest.approx((2.0, 2.0, 2.0, 2))
+    assert x.per_seed == "s20 +2.0, s21 +2.0" and x.verdict.startswith("no verdict")
+    assert ap.shared_pretraining(ap.load(root, "cpu", reps=300).curves["eval_context"],
+                                 "ctx=1,lr=0.001,wd=0.0001", "ctx=5,lr=0.001,wd=0.0001") == [20, 21]
+
+
 def test_report_names_the_command_for_figures_without_runs(tmp_path):
     root = tmp_path / "results"
     for s in range(20, 25):
