@@ -279,8 +279,8 @@ def fig9_eval_context(data: Data) -> list[Comparison]:
     for setting in sorted({v.split(",", 1)[1] for v in runs.variant if "," in v}):
         a, b = f"ctx=1,{setting}", f"ctx=5,{setting}"
         seeds = shared_pretraining(curves, a, b)
-        e, text = paired(arm(runs, a, value="offline_score").loc[seeds],
-                         arm(runs, b, value="offline_score").loc[seeds], data.reps)
+        e, text = paired(arm(runs, a, value="offline_score").reindex(seeds),
+                         arm(runs, b, value="offline_score").reindex(seeds), data.reps)
         out.append(Comparison("Fig. 9", f"D11x ({setting}) = ctx=1 − ctx=5 after pretraining, one network "
                                         "(paired; exploratory)", e, "no verdict (not registered)", text))
     return out
