@@ -236,13 +236,17 @@ def fig8_buffer_init(data: Data) -> list[Comparison]:
                      "init=top", "init=random", dataset=d) for d in _datasets(data, "buffer_init")]
 
 
+def grid_settings(runs: pd.DataFrame) -> list[str]:
+    """The lr x wd settings of a Figs. 9-10 experiment: what follows the arm in ``arm,setting`` variants."""
+    return sorted({v.split(",", 1)[1] for v in runs.variant if "," in v})
+
+
 def _grid(data: Data, figure: str, experiment: str, name: str, better: str, worse: str) -> list[Comparison]:
     """Figs. 9-10: per lr x wd cell, ``better`` - ``worse`` unpaired; the claim holds if it holds
     in at least 3 of 4 cells and fails in none."""
     runs = data.runs[experiment]
-    settings = sorted({v.split(",", 1)[1] for v in runs.variant if "," in v})
     out = []
-    for setting in settings:
+    for setting in grid_settings(runs):
         e, text = unpaired(arm(runs, f"{better},{setting}"), arm(runs, f"{worse},{setting}"), data.reps)
         out.append(Comparison(figure, f"{name} ({setting}) = {better} − {worse} (unpaired)", e,
                               positive_verdict(e, SWEEP_SEEDS), text))
@@ -276,7 +280,7 @@ def fig9_eval_context(data: Data) -> list[Comparison]:
     network rolled out with context 1 and with context 5, paired by seed."""
     out = _grid(data, "Fig. 9", "eval_context", "D11", "ctx=1", "ctx=5")
     runs, curves = data.runs["eval_context"], data.curves["eval_context"]
-    for setting in sorted({v.split(",", 1)[1] for v in runs.variant if "," in v}):
+    for setting in grid_settings(runs):
         a, b = f"ctx=1,{setting}", f"ctx=5,{setting}"
         seeds = shared_pretraining(curves, a, b)
         e, text = paired(arm(runs, a, value="offline_score").reindex(seeds),
