@@ -41,6 +41,7 @@ from benchmarks.reproduction import (
     complete_runs,
     emit,
     gain_in_run,
+    on_other_data,
     per_seed_difference,
 )
 from benchmarks.rows_protocol import DOMAINS as ROW_DOMAINS
@@ -145,6 +146,14 @@ def _runs_or_empty(root: Path, preset: str, like: pd.DataFrame, seeds: Sequence[
     return runs[runs.seed.isin(seeds)] if seeds else runs
 
 
+def other_data_lines(longer: pd.DataFrame, table1: pd.DataFrame) -> list[str]:
+    """The longer runs left out because they trained on another data file than Table 1's runs of
+    their dataset (a remade medium-replay file is another dataset), one line per dataset."""
+    left = longer[on_other_data(longer, table1)]
+    return [f"Left out: {len(g)} `{EXPERIMENT}` run(s) on {d}, data file {', '.join(sorted(set(g.data_file)))}, "
+            f"not the file of Table 1's runs of it." for d, g in left.groupby("dataset")]
+
+
 def _curves(root: Path, preset: str, experiment: str) -> pd.DataFrame:
     curves = agg.load_results(root, preset, experiment)
     columns = ["method", "dataset", "phase", "seed", "updates", "score_mean"]
@@ -157,8 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     if table1 is None:
         return 1
     longer = _runs_or_empty(args.results, args.preset, table1, args.seeds)
-    lines = report_lines(table1, longer, _curves(args.results, args.preset, "table1"),
+    left_out = other_data_lines(longer, table1)
+    lines = report_lines(table1, longer[~on_other_data(longer, table1)], _curves(args.results, args.preset, "table1"),
                          _curves(args.results, args.preset, EXPERIMENT), args.reps)
+    lines += [*left_out, ""] if left_out else []
     return emit("\n".join(lines), args.out)
 
 

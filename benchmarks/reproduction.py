@@ -389,16 +389,51 @@ def rate_comparison(base: pd.DataFrame, other: pd.DataFrame, dataset: str,
             "other_final": bootstrap_combination([(b.final_score, 1.0)], reps)}
 
 
+# Experiments whose runs are compared with Table 1's runs of the same dataset and seed
+SIDE_EXPERIMENTS = ("finetune_lr", "iql_buffer", "control_pretraining")
+
+
+def on_other_data(side: pd.DataFrame, table1: pd.DataFrame) -> pd.Series:
+    """Per run of ``side``: True where it trained on another data file than every Table 1 run of
+    its dataset (a remade medium-replay file is another dataset, so such runs are never paired
+    with Table 1's). False where either side recorded no file (records from before content hashes)."""
+    if "data_file" not in side or "data_file" not in table1:
+        return pd.Series(False, index=side.index, dtype=bool)
+    files = table1.dropna(subset=["data_file"]).groupby("dataset").data_file.agg(frozenset)
+    return pd.Series([pd.notna(f) and d in files.index and f not in files[d]
+                      for d, f in zip(side.dataset, side.data_file)], index=side.index, dtype=bool)
+
+
 def side_runs(root: Path | str, preset: str, experiment: str, table1: pd.DataFrame,
-              seeds: Sequence[int] | None = None) -> pd.DataFrame:
+              seeds: Sequence[int] | None = None, other_data: bool = False) -> pd.DataFrame:
     """An experiment's runs set beside Table 1's: those of the datasets (and, if given, the seeds)
-    of the Table 1 runs summarised (--datasets, --seeds)."""
+    of the Table 1 runs summarised (--datasets, --seeds), on the data Table 1's runs used
+    (``other_data``: only those on other data, which the comparisons leave out)."""
     runs = agg.load_runs(root, preset, experiment)
     if not runs.empty:
         runs = runs[runs.dataset.isin(set(table1.dataset))]
         if seeds:
             runs = runs[runs.seed.isin(list(seeds))]
+        runs = runs[on_other_data(runs, table1) == other_data]
     return runs
+
+
+def other_data_lines(root: Path | str, preset: str, table1: pd.DataFrame,
+                     seeds: Sequence[int] | None = None) -> list[str]:
+    """What the comparisons with Table 1 left out because it ran on another data file (no lines if nothing)."""
+    left = []
+    for experiment in SIDE_EXPERIMENTS:
+        runs = side_runs(root, preset, experiment, table1, seeds, other_data=True)
+        for dataset, group in runs.groupby("dataset"):
+            theirs = ", ".join(sorted(set(group.data_file)))
+            ours = ", ".join(sorted(set(table1[table1.dataset == dataset].data_file.dropna())))
+            left.append(f"- `{experiment}` on {dataset}: {len(group)} run(s) on data file {theirs}, "
+                        f"Table 1's runs on {ours}")
+    if not left:
+        return []
+    return ["", "## Runs left out of these comparisons: other data than Table 1's", "",
+            "A remade medium-replay file is another dataset (`paper_tables/datasets/README.md`); these runs "
+            "are not paired with Table 1's runs of the same name:", "", *left]
 
 
 def finetune_lr_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
@@ -535,6 +570,7 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     lines += finetune_lr_lines(root, preset, runs, reps)
     lines += buffer_lines(root, preset, runs, reps, seeds)
     lines += control_pretraining_lines(root, preset, runs, reps)
+    lines += other_data_lines(root, preset, runs, seeds)
     lines += ["", "## Wall time per run (minutes; one CPU thread each, two runs at once)", "",
               "| method | dataset | mean | min | max | runs |", "|---|---|---|---|---|---|"]
     for _, r in wall_times(runs).iterrows():

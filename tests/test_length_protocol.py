@@ -105,3 +105,16 @@ def test_report_sets_l1_beside_c1_and_the_papers_row_term():
     # the paper's row term 4.60 - 0.44 = +4.2
     assert row[1].startswith("+2.0") and row[2].startswith("+8.0") and row[3] == "+4.2"
     assert any(line.startswith("| walker2d-medium | 36.0 | 37.0 |") for line in lines)  # per-seed finals
+
+
+def test_longer_runs_on_another_data_file_are_left_out_and_named():
+    """walker2d-medium-replay's file remakes only on the CPU model that made it: a longer arm run
+    on a remake is another dataset and must not enter L1 beside Table 1's runs."""
+    table1 = _runs(_table1_row("walker2d-medium-replay", 40.0, 30.0, 35.0, 33.0)).assign(data_file="db70ea19")
+    longer = _runs(_longer_row("walker2d-medium-replay", 34.0)).assign(data_file="0ther000")
+    assert lp.on_other_data(longer, table1).all()
+    assert lp.other_data_lines(longer, table1) == [
+        "Left out: 5 `offline_length` run(s) on walker2d-medium-replay, data file 0ther000, "
+        "not the file of Table 1's runs of it."]
+    same = longer.assign(data_file="db70ea19")
+    assert not lp.on_other_data(same, table1).any() and lp.other_data_lines(same, table1) == []

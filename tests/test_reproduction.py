@@ -104,6 +104,37 @@ def test_side_sections_keep_to_the_summarised_datasets(monkeypatch):
     assert reproduction.finetune_lr_lines("r", "cpu", other) != []
 
 
+def test_side_runs_on_another_data_file_are_never_paired_with_table1s(monkeypatch):
+    """A remade medium-replay file is another dataset: S4's published IQL runs made on the old
+    file must not be paired with Table 1's IQL runs on the new one, and the report says what it left out."""
+    from benchmarks import aggregate as agg
+    from benchmarks import reproduction
+    cols = ["method", "dataset", "status", "final_score", "offline_score", "wall_time", "seed", "data_file"]
+    table1 = pd.DataFrame([r for s in range(3) for r in (
+        ("iql", "hopper-medium-replay", "complete", 30.0, 20.0, 1.0, s, "newfile1"),
+        ("iql", "hopper-medium", "complete", 40.0, 30.0, 1.0, s, "medium01"))], columns=cols)
+    published = pd.DataFrame([r for s in range(3) for r in (
+        ("iql", "hopper-medium-replay", "complete", 90.0, 20.0, 1.0, s, "oldfile0"),
+        ("iql", "hopper-medium", "complete", 45.0, 30.0, 1.0, s, "medium01"),
+        ("iql", "hopper-medium", "complete", 45.0, 30.0, 1.0, s + 10, None))], columns=cols)
+    monkeypatch.setattr(agg, "load_runs", lambda root, preset, experiment:
+                        published if experiment == "iql_buffer" else pd.DataFrame(columns=cols))
+    kept = reproduction.side_runs("r", "cpu", "iql_buffer", table1)
+    assert set(kept.dataset) == {"hopper-medium"} and len(kept) == 6  # the unrecorded file is kept
+    rows = [line for line in reproduction.buffer_lines("r", "cpu", table1, reps=200) if line.startswith("| hopper")]
+    assert len(rows) == 1 and rows[0].startswith("| hopper-medium |")
+    # paired with the share runs on the same file only: published − share = 45 − 40 on each seed
+    assert "+5.0 [+5.0, +5.0] (n=3)" in rows[0]
+    left = reproduction.other_data_lines("r", "cpu", table1)
+    assert left[-1] == ("- `iql_buffer` on hopper-medium-replay: 3 run(s) on data file oldfile0, "
+                        "Table 1's runs on newfile1")
+    same = published.assign(data_file=published.data_file.replace("oldfile0", "newfile1"))
+    monkeypatch.setattr(agg, "load_runs", lambda root, preset, experiment:
+                        same if experiment == "iql_buffer" else pd.DataFrame(columns=cols))
+    assert reproduction.other_data_lines("r", "cpu", table1) == []
+    assert len(reproduction.side_runs("r", "cpu", "iql_buffer", table1)) == 9
+
+
 def test_pretraining_mismatches_name_the_seeds_where_odt_and_control_differ():
     from benchmarks.reproduction import control_lines, pretraining_mismatches
     rows = [("odt", "hopper-medium", "complete", 50.0, 30.0 + (s == 2), 1.0, s) for s in range(4)]
