@@ -146,10 +146,9 @@ def _runs_or_empty(root: Path, preset: str, like: pd.DataFrame, seeds: Sequence[
     return runs[runs.seed.isin(seeds)] if seeds else runs
 
 
-def other_data_lines(longer: pd.DataFrame, table1: pd.DataFrame) -> list[str]:
-    """The longer runs left out because they trained on another data file than Table 1's runs of
-    their dataset (a remade medium-replay file is another dataset), one line per dataset."""
-    left = longer[on_other_data(longer, table1)]
+def other_data_lines(left: pd.DataFrame) -> list[str]:
+    """One line per dataset for the longer runs ``left`` out because they trained on another data
+    file than Table 1's runs of it (``on_other_data``: a remade medium-replay file is another dataset)."""
     return [f"Left out: {len(g)} `{EXPERIMENT}` run(s) on {d}, data file {', '.join(sorted(set(g.data_file)))}, "
             f"not the file of Table 1's runs of it." for d, g in left.groupby("dataset")]
 
@@ -166,8 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     if table1 is None:
         return 1
     longer = _runs_or_empty(args.results, args.preset, table1, args.seeds)
-    left_out = other_data_lines(longer, table1)
-    lines = report_lines(table1, longer[~on_other_data(longer, table1)], _curves(args.results, args.preset, "table1"),
+    other = on_other_data(longer, table1)
+    left_out = other_data_lines(longer[other])
+    lines = report_lines(table1, longer[~other], _curves(args.results, args.preset, "table1"),
                          _curves(args.results, args.preset, EXPERIMENT), args.reps)
     lines += [*left_out, ""] if left_out else []
     return emit("\n".join(lines), args.out)

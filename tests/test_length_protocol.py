@@ -113,8 +113,8 @@ def test_longer_runs_on_another_data_file_are_left_out_and_named():
     table1 = _runs(_table1_row("walker2d-medium-replay", 40.0, 30.0, 35.0, 33.0)).assign(data_file="db70ea19")
     longer = _runs(_longer_row("walker2d-medium-replay", 34.0)).assign(data_file="0ther000")
     assert lp.on_other_data(longer, table1).all()
-    assert lp.other_data_lines(longer, table1) == [
+    assert lp.other_data_lines(longer[lp.on_other_data(longer, table1)]) == [
         "Left out: 5 `offline_length` run(s) on walker2d-medium-replay, data file 0ther000, "
         "not the file of Table 1's runs of it."]
     same = longer.assign(data_file="db70ea19")
-    assert not lp.on_other_data(same, table1).any() and lp.other_data_lines(same, table1) == []
+    assert not lp.on_other_data(same, table1).any() and lp.other_data_lines(same[lp.on_other_data(same, table1)]) == []
