@@ -19,7 +19,9 @@ the runs it was derived from) with ``"z"`` and ``"slack"``, is a **rerun-regress
 (``[regression]``): the range is mean +- (z * sd * sqrt(1/n + 1/m) + slack), where m is the
 number of runs in the checked cell, so a cell checked with fewer seeds gets a wider range (a
 two-sample test at z standard errors). ``python -m benchmarks.check --preset cpu --derive FILE``
-writes such rules for every complete (method, dataset) cell of ``table1`` in a results tree.
+writes such rules for every complete (method, dataset) cell of ``table1`` in a results tree;
+with ``--datasets D ...`` it rederives only those datasets' rules (after a row is rerun on a
+remade file and its old runs archived) and keeps every other rule as it is.
 A regression rule says "a rerun reproduces the runs it was derived from"; checked against those
 same runs it is circular and says nothing about whether they are right. That is what family 2
 is for.
@@ -640,11 +642,13 @@ DERIVED_METRICS = {"dt": ("final_score",), "odt-offline": ("final_score",), "sac
 
 
 def derive_rules(root: Path | str, preset: str, experiment: str = "table1", z: float = 3.0,
-                 slack: float = 2.0, min_runs: int = 3) -> list[dict]:
+                 slack: float = 2.0, min_runs: int = 3, datasets: list[str] | None = None) -> list[dict]:
     """One measured-reference (rerun-regression) rule per (method, dataset, metric) cell with
-    >= min_runs complete runs."""
+    >= min_runs complete runs (of ``datasets`` only, when given)."""
     runs = agg.load_runs(root, preset, experiment)
     runs = runs[runs.status == "complete"]
+    if datasets is not None:
+        runs = runs[runs.dataset.isin(datasets)]
     rules = []
     for (method, dataset), cell in runs.groupby(["method", "dataset"]):
         for metric in DERIVED_METRICS.get(method, ("final_score",)):
@@ -683,12 +687,18 @@ def main(argv: list[str] | None = None) -> int:
                    help="instead of checking, write rerun-regression rules (measured references) for every "
                         "table1 cell of the results (with >= 3 complete runs) into FILE, keeping FILE's "
                         "fixed-range and external rules")
+    p.add_argument("--datasets", nargs="+", default=None, metavar="DATASET",
+                   help="with --derive: rederive only these datasets' rules (e.g. after a row was rerun on a "
+                        "remade file and its old runs archived): their old regression rules are dropped, those "
+                        "of every other dataset kept as they are")
     args = p.parse_args(argv)
     if args.preset not in PRESETS:
         print(f"error: unknown preset {args.preset!r}; known: {', '.join(PRESETS)}", file=sys.stderr)
         return 2
+    if args.datasets is not None and args.derive is None:
+        p.error("--datasets only goes with --derive")
     if args.derive is not None:
-        return _write_derived(args.derive, args.results, args.preset)
+        return _write_derived(args.derive, args.results, args.preset, args.datasets)
     try:
         expected = load_expected(args.preset, args.expected)
     except (FileNotFoundError, json.JSONDecodeError) as exc:
@@ -709,17 +719,27 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if bad else 0
 
 
-def _write_derived(path: Path, root: Path, preset: str) -> int:
-    derived = derive_rules(root, preset)
-    if not derived:
+def _write_derived(path: Path, root: Path, preset: str, datasets: list[str] | None = None) -> int:
+    derived = derive_rules(root, preset, datasets=datasets)
+    if not derived and datasets is None:
         print(f"error: no table1 cell under {root} at preset {preset!r} has 3 complete runs", file=sys.stderr)
         return 2
     existing = json.loads(path.read_text()) if path.exists() else {"rules": []}
-    kept = [r for r in existing.get("rules", []) if "mean" not in r]  # hand-written rules stay
+    old = existing.get("rules", [])
+    kept = [r for r in old if "mean" not in r or not _rederived(r, datasets)]  # hand-written rules stay
+    dropped = len(old) - len(kept)
     atomic_write_bytes(path, (json.dumps({**existing, "rules": kept + derived}, indent=1) + "\n").encode())
-    print(f"wrote {len(derived)} rerun-regression rules (+{len(kept)} fixed-range rules and "
+    scope = "" if datasets is None else f" for {', '.join(datasets)} ({dropped} old ones dropped)"
+    print(f"wrote {len(derived)} rerun-regression rules{scope} (+{len(kept)} other rules and "
           f"{len(existing.get('external', []))} external rules kept) to {path}")
     return 0
+
+
+def _rederived(rule: dict, datasets: list[str] | None) -> bool:
+    """Whether a regression rule is replaced by a derive over ``datasets`` (None: all of them)."""
+    if datasets is None:
+        return True
+    return rule.get("experiment") == "table1" and any(fnmatch.fnmatchcase(d, pattern) for d in datasets for pattern in rule.get("datasets", ["*"]))
 
 
 if __name__ == "__main__":

@@ -1030,3 +1030,26 @@ def test_each_table1_cell_says_where_its_runs_ran(tmp_path):
     assert agg.load_runs(root).query("method == 'odt'").cpu.tolist() == ["Intel Xeon + CUDA GPU"]
     text = tables.table1_text(runs, "smoke", reps=50)
     assert "## Where each cell's runs ran" in text and "| hopper-medium | DT | 3 | aaaaaaa |" in text
+
+
+def test_derive_for_named_datasets_replaces_only_their_rules(tmp_path, capsys):
+    root = tmp_path / "r"
+    for s, score in enumerate([30.0, 34.0, 38.0]):
+        fake_run(root, "dt", "walker2d-medium", s, final=score, preset="cpu")
+    # hopper-medium's cell was archived: no runs left, but an old rule for it and one for ant remain
+    old_hopper = {"experiment": "table1", "methods": ["dt"], "datasets": ["hopper-medium"], "metric": "final_score",
+                  "mean": 60.0, "sd": 1.0, "n": 5, "z": 3.0, "slack": 2.0}
+    old_ant = {**old_hopper, "datasets": ["ant-medium"], "mean": 40.0}
+    old_walker = {**old_hopper, "datasets": ["walker2d-medium"], "mean": 99.0, "n": 2}
+    rules = tmp_path / "cpu.json"
+    rules.write_text(json.dumps({"rules": [RULES["rules"][1], old_hopper, old_ant, old_walker]}))
+    argv = ["--preset", "cpu", "--results", str(root), "--derive", str(rules)]
+    assert check.main(argv + ["--datasets", "hopper-medium", "walker2d-medium"]) == 0
+    out = json.loads(rules.read_text())["rules"]
+    assert RULES["rules"][1] in out and old_ant in out  # a hand rule and another dataset's rule kept
+    assert old_hopper not in out and old_walker not in out  # the archived cell's rule is gone
+    walker = [r for r in out if r.get("datasets") == ["walker2d-medium"]]
+    assert len(walker) == 1 and (walker[0]["mean"], walker[0]["n"]) == (34.0, 3)
+    assert "2 old ones dropped" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        check.main(["--preset", "cpu", "--results", str(root), "--datasets", "hopper-medium"])
