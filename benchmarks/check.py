@@ -87,7 +87,7 @@ import pandas as pd
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
 from odt.checkpoint import atomic_write_bytes
-from odt.config import PRESETS
+from odt.config import PRESETS, known_datasets
 
 EXPECTED_DIR = Path(__file__).resolve().parent / "expected"
 RECORD_METRICS = ("final_score", "offline_score", "final_return", "offline_return")
@@ -697,6 +697,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.datasets is not None and args.derive is None:
         p.error("--datasets only goes with --derive")
+    unknown = sorted(set(args.datasets or []) - set(known_datasets()))
+    if unknown:
+        p.error(f"--datasets: unknown dataset(s) {', '.join(unknown)}; known: {', '.join(known_datasets())}")
     if args.derive is not None:
         return _write_derived(args.derive, args.results, args.preset, args.datasets)
     try:
@@ -739,7 +742,8 @@ def _rederived(rule: dict, datasets: list[str] | None) -> bool:
     """Whether a regression rule is replaced by a derive over ``datasets`` (None: all of them)."""
     if datasets is None:
         return True
-    return rule.get("experiment") == "table1" and any(fnmatch.fnmatchcase(d, pattern) for d in datasets for pattern in rule.get("datasets", ["*"]))
+    patterns = rule.get("datasets", ["*"])
+    return rule.get("experiment") == "table1" and any(fnmatch.fnmatchcase(d, pat) for d in datasets for pat in patterns)
 
 
 if __name__ == "__main__":

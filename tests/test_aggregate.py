@@ -1053,3 +1053,7 @@ def test_derive_for_named_datasets_replaces_only_their_rules(tmp_path, capsys):
     assert "2 old ones dropped" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         check.main(["--preset", "cpu", "--results", str(root), "--datasets", "hopper-medium"])
+    before = rules.read_text()
+    with pytest.raises(SystemExit):  # a misspelt name is refused, not a silent no-op
+        check.main(argv + ["--datasets", "hoper-medium"])
+    assert rules.read_text() == before and "unknown dataset(s) hoper-medium" in capsys.readouterr().err
