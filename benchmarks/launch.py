@@ -577,11 +577,14 @@ def dataset_provenance(name: str, size: str, read: dict[tuple[str, str], dict] |
 
 def data_content_conflicts(root: Path | str, specs: Sequence[RunSpec],
                            read: dict[tuple[str, str], dict] | None = None) -> dict[str, str]:
-    """Dataset name -> why the runs about to start would train on other data than the complete
-    runs of their experiment already in ``root`` did (the file on disk holds another content
-    hash: a remade medium-replay file is another dataset, see ``benchmarks.datasets.portable_math``);
-    empty when they agree or there is nothing to compare. Full-size data only. The runs are read
-    as ``benchmarks.check``'s ``same_data`` rule reads them; ``read`` as in ``dataset_provenance``."""
+    """Dataset name -> why the runs about to start would put two datasets in one row: some complete
+    run of their experiment already in ``root`` trained on other data than the file on disk holds
+    (another content hash: a remade medium-replay file is another dataset, see
+    ``benchmarks.datasets.portable_math``). That covers a row wholly on other data and a mixed one,
+    whose runs on other data the launch would skip as complete (session 40: old-file records under
+    the new row's run ids, which do not name the file). Empty when they all agree or there is
+    nothing to compare. Full-size data only. The runs are read as ``benchmarks.check``'s
+    ``same_data`` rule reads them; ``read`` as in ``dataset_provenance``."""
     from benchmarks.check import load_run_files
     from benchmarks.methods import dataset_size
     out = {}
@@ -590,17 +593,25 @@ def data_content_conflicts(root: Path | str, specs: Sequence[RunSpec],
                                             if dataset_size(s.preset) == "full"}):
         if (preset, experiment) not in runs:
             runs[(preset, experiment)] = load_run_files(root, preset, experiment)
-        done = [r.data_content for r in runs[(preset, experiment)]
-                if r.dataset == name and r.data_content is not None]
+        done = [r for r in runs[(preset, experiment)] if r.dataset == name and r.data_content is not None]
         if not done:
             continue
         on_disk = dataset_provenance(name, "full", read).get("content_sha256")
-        if on_disk is None or on_disk in done:
+        other = [r for r in done if r.data_content != on_disk]
+        if on_disk is None or not other:
             continue
-        out[name] = (f"the file on disk holds other data (content {on_disk[:8]}) than the {len(done)} complete "
-                     f"{experiment} run(s) of it trained on ({', '.join(c[:8] for c in sorted(set(done)))}): a "
-                     f"run started now would put two datasets in one row. Remake the file those runs used, or "
-                     f"move those runs under results/archive/ to start the row again on this file")
+        contents = ", ".join(c[:8] for c in sorted({r.data_content for r in other}))
+        if len(other) == len(done):
+            out[name] = (f"the file on disk holds other data (content {on_disk[:8]}) than the {len(done)} complete "
+                         f"{experiment} run(s) of it trained on ({contents}): a run started now would put two "
+                         f"datasets in one row. Remake the file those runs used, or move those runs under "
+                         f"results/archive/ to start the row again on this file")
+        else:
+            out[name] = (f"{len(other)} of the {len(done)} complete {experiment} run(s) of it trained on other data "
+                         f"({contents}) than the file on disk (content {on_disk[:8]}), and the launch would skip "
+                         f"them as complete, leaving two datasets in one row: "
+                         f"{', '.join(sorted(r.name for r in other))}. Move those runs under results/archive/ "
+                         f"to run them again on this file")
     return out
 
 

@@ -113,11 +113,11 @@ def test_the_forge_childs_exit_code_becomes_the_error_make_would_raise(code, err
     launch_mod.forge_in_child("hopper-medium", [sys.executable, "-c", "pass"])  # 0: made
 
 
-def _complete_run_on(root: Path, dataset: str, content: str) -> Path:
-    d = root / "cpu" / "table1" / f"odt__{dataset}__default__s7__earlier"
+def _complete_run_on(root: Path, dataset: str, content: str, seed: int = 7) -> Path:
+    d = root / "cpu" / "table1" / f"odt__{dataset}__default__s{seed}__earlier"
     d.mkdir(parents=True)
     rec.write_json(d / rec.SPEC, {"preset": "cpu", "experiment": "table1", "dataset": dataset, "method": "odt",
-                                  "seed": 7, "run_id": d.name})
+                                  "seed": seed, "run_id": d.name})
     rec.write_json(d / rec.PROVENANCE, {"name": dataset, "content_sha256": content})
     rec.write_json(d / rec.RECORD, {"status": "complete", "final_score": 50.0})
     return d
@@ -137,6 +137,27 @@ def test_a_file_with_other_data_than_the_rows_complete_runs_is_refused(tmp_path,
     on_disk = load_dataset("hopper-medium").provenance["content_sha256"]
     rec.write_json(earlier / rec.PROVENANCE, {"name": "hopper-medium", "content_sha256": on_disk})
     assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1") == 0  # the same data
+    assert len(launches) == 1
+
+
+def test_a_row_whose_complete_runs_mix_the_files_data_with_other_data_is_refused(tmp_path, data_dir, launches,
+                                                                                   hopper_random, capsys):
+    """Session 40: old-file records sat under the new row's run ids (a run id does not name the file).
+    The file on disk was among the row's contents, so the launch passed and would have skipped the
+    old-file runs as complete. Now it names them and starts nothing until they are archived."""
+    from benchmarks.datasets.loading import load_dataset
+    _hopper_file(data_dir / "d4rl" / "hopper-medium-v2.hdf5", hopper_random)
+    on_disk = load_dataset("hopper-medium").provenance["content_sha256"]
+    _complete_run_on(tmp_path / "r", "hopper-medium", on_disk, seed=7)
+    old = _complete_run_on(tmp_path / "r", "hopper-medium", "b1b0ee3f" + "0" * 56, seed=8)
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1") == 2
+    err = capsys.readouterr().err
+    assert "hopper-medium: 1 of the 2 complete table1 run(s) of it trained on other data (b1b0ee3f)" in err
+    assert old.name in err and "results/archive/" in err and launches == []
+    archived = tmp_path / "r" / "archive" / "cpu" / "table1" / old.name
+    archived.parent.mkdir(parents=True)
+    old.rename(archived)
+    assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1") == 0
     assert len(launches) == 1
 
 
