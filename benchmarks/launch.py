@@ -615,6 +615,33 @@ def data_content_conflicts(root: Path | str, specs: Sequence[RunSpec],
     return out
 
 
+def complete_runs_on_other_data(root: Path | str, specs: Sequence[RunSpec],
+                                read: dict[tuple[str, str], dict] | None = None) -> dict[str, str]:
+    """Dataset name -> a warning naming the complete runs among ``specs`` that trained on other data
+    than the file on disk holds. ``data_content_conflicts`` looks only at the runs a launch starts;
+    a row with nothing left to run is skipped as complete, so its runs on an old file went unseen
+    (session 41: S4's rerun on a remade file ran nothing). A warning, not a refusal: a complete
+    plan's tables can still be rewritten. Full-size data only; ``read`` as in ``dataset_provenance``."""
+    from benchmarks.check import load_run_files
+    from benchmarks.methods import dataset_size
+    done: dict[str, list] = {}  # dataset -> the complete runs of the plan on it
+    for preset, experiment in sorted({(s.preset, s.experiment) for s in specs if dataset_size(s.preset) == "full"}):
+        ids = {s.run_id for s in specs if (s.preset, s.experiment) == (preset, experiment)}
+        for r in load_run_files(root, preset, experiment):
+            if r.name in ids and r.data_content is not None:
+                done.setdefault(r.dataset, []).append(r)
+    out = {}
+    for name, runs in sorted(done.items()):
+        on_disk = dataset_provenance(name, "full", read).get("content_sha256")
+        other = sorted(r.name for r in runs if on_disk is not None and r.data_content != on_disk)
+        if other:
+            contents = ", ".join(sorted({r.data_content[:8] for r in runs if r.name in other}))
+            out[name] = (f"{len(other)} complete run(s) of this plan trained on other data ({contents}) than the "
+                         f"file on disk (content {on_disk[:8]}); the launch skips them as complete: "
+                         f"{', '.join(other)}. Move them under results/archive/ to run them again on this file")
+    return out
+
+
 def forgeable(name: str) -> bool:
     """True when the forge can fix dataset ``name`` here: its environment is installed and either
     nothing is on disk or the file in the way is the forge's own (an invalid D4RL file is the user's)."""

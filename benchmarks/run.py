@@ -36,6 +36,7 @@ from benchmarks.launch import (
     LaunchInterrupted,
     LaunchOptions,
     check_configs,
+    complete_runs_on_other_data,
     data_content_conflicts,
     dataset_problems,
     default_preset,
@@ -237,6 +238,13 @@ def _run(args: argparse.Namespace) -> int:
     problems = dataset_problems([s for s in todo if _available(s.dataset)])
     conflicts = data_content_conflicts(args.results, [s for s in todo if _available(s.dataset)
                                                       and s.dataset not in problems], read)
+    open_rows = {s.dataset for s in todo}
+    finished = [s for s in specs if status[s.run_id] == "complete" and s.dataset not in open_rows
+                and _available(s.dataset)]  # rows with nothing left to run, which no check above sees
+    unreadable = dataset_problems(finished)  # a row whose file is not here cannot be compared
+    stale = complete_runs_on_other_data(args.results, [s for s in finished if s.dataset not in unreadable], read)
+    for name, why in stale.items():
+        _err(f"warning: {name}: {why}")
     if args.dry_run:
         for s in specs:
             directory = rec.run_dir(args.results, s)

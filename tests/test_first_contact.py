@@ -161,6 +161,35 @@ def test_a_row_whose_complete_runs_mix_the_files_data_with_other_data_is_refused
     assert len(launches) == 1
 
 
+def test_a_complete_row_on_other_data_than_the_file_is_named_in_a_warning(tmp_path, data_dir, launches,
+                                                                          hopper_random, capsys):
+    """Session 41: S4's rerun on a remade file ran nothing, its runs on the old file counting as
+    complete, and nothing said so. Now the launch warns and names them; it still goes ahead (a
+    complete plan's tables can be rewritten), and says nothing once the runs are archived."""
+    from benchmarks.datasets.loading import load_dataset
+    _hopper_file(data_dir / "d4rl" / "hopper-medium-v2.hdf5", hopper_random)
+    plan = ["table1", "--datasets", "hopper-medium", "--methods", "odt", "--seeds", "1"]
+    assert _cli(tmp_path, *plan, "--dry-run") == 0
+    absent = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith("  absent")]
+    assert len(absent) == 1
+    run = Path(absent[0])
+    run.mkdir(parents=True)
+    for name, body in ((rec.SPEC, {"preset": "cpu", "experiment": "table1", "dataset": "hopper-medium",
+                                   "method": "odt", "seed": 0, "run_id": run.name}),
+                       (rec.PROVENANCE, {"name": "hopper-medium", "content_sha256": "b1b0ee3f" + "0" * 56}),
+                       (rec.RECORD, {"status": "complete", "final_score": 50.0})):
+        rec.write_json(run / name, body)
+    on_disk = load_dataset("hopper-medium").provenance["content_sha256"]
+    assert _cli(tmp_path, *plan) == 0
+    out, err = capsys.readouterr()
+    assert "1 complete" in out.splitlines()[0] and launches == [[]]  # nothing to run, as before
+    assert (f"warning: hopper-medium: 1 complete run(s) of this plan trained on other data (b1b0ee3f) than the "
+            f"file on disk (content {on_disk[:8]})") in err and run.name in err and "results/archive/" in err
+    rec.write_json(run / rec.PROVENANCE, {"name": "hopper-medium", "content_sha256": on_disk})
+    assert _cli(tmp_path, *plan) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_an_invalid_d4rl_file_is_reported_and_never_forged_over(tmp_path, data_dir, launches, capsys, monkeypatch):
     monkeypatch.setattr(launch_mod, "forge_in_child", lambda *a, **k: pytest.fail("the forge must not run"))
     bad = data_dir / "d4rl" / "hopper-medium-v2.hdf5"
