@@ -17,6 +17,14 @@ hyperparameters) as long as ODT's pretraining; from its runs and Table 1's, per 
   also evaluated are expected to be equal (the learning-rate schedule does not depend on the
   length).
 
+The protocol's session-42 amendment adds experiment ``offline_length_c3``: DT and the offline
+protocol both trained four times the preset's offline length on hopper-medium-replay, where C3
+(mean ``odt-offline`` - mean ``dt``) differs from the paper. From its runs:
+
+* **L4** (primary): C3 with both methods at the longer length, verdict by C3's rule;
+* **L5**, per method: longer - Table 1's run of the same seed, read for its sign as L2;
+* the check and the per-seed finals as above, per method.
+
 Bootstrap and the seed floor are C1's (95% percentile interval, each group resampled on its own,
 no verdict below ``MIN_SEEDS`` complete seeds in any group).
 """
@@ -45,11 +53,23 @@ from benchmarks.reproduction import (
     per_seed_difference,
 )
 from benchmarks.rows_protocol import DOMAINS as ROW_DOMAINS
-from benchmarks.rows_protocol import MIN_SEEDS, c1_verdict, paper_c1, paper_c1_row, summed
+from benchmarks.rows_protocol import (
+    MIN_SEEDS,
+    c1_verdict,
+    c3_groups,
+    c3_verdict,
+    paper_c1,
+    paper_c1_row,
+    paper_c3,
+    summed,
+)
 
 EXPERIMENT = "offline_length"
 DOMAINS = {d: ROW_DOMAINS[d] for d in ("walker2d", "ant")}  # where the cpu preset's two lengths differ
 METHOD = "odt-offline"
+C3_EXPERIMENT = "offline_length_c3"  # the session-42 amendment: DT and the offline protocol at 4x the length
+C3_ROWS = ("hopper-medium-replay",)  # where C3 differs from the paper
+C3_METHODS = ("dt", METHOD)
 
 
 def _final(runs: pd.DataFrame, method: str, dataset: str) -> pd.Series:
@@ -66,9 +86,10 @@ def l1(table1: pd.DataFrame, longer: pd.DataFrame, datasets: Sequence[str], reps
     return summed(table1, datasets, lambda runs, d: _row_groups_l1(runs, longer, d), reps)
 
 
-def l2(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> Estimate:
-    """Longer offline protocol - Table 1's, per seed both have."""
-    diffs = per_seed_difference(complete_runs(longer, METHOD, dataset), complete_runs(table1, METHOD, dataset),
+def l2(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS,
+       method: str = METHOD) -> Estimate:
+    """Longer run of ``method`` - Table 1's, per seed both have (L2; L5 with ``dt`` or ``odt-offline``)."""
+    diffs = per_seed_difference(complete_runs(longer, method, dataset), complete_runs(table1, method, dataset),
                                 "final_score")
     return bootstrap_combination([(diffs.to_numpy(), 1.0)], reps)
 
@@ -77,9 +98,9 @@ def l2_reading(e: Estimate) -> str:
     if e.n < MIN_SEEDS:
         return "incomplete"
     if e.lo > 0:
-        return "the offline protocol still improved after Table 1's length"
+        return "still improved after Table 1's length"
     if e.hi < 0:
-        return "the offline protocol got worse with more updates"
+        return "got worse with more updates"
     return "no difference shown"
 
 
@@ -89,12 +110,18 @@ def l3(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str, reps: int = BOO
     return bootstrap_combination([(_final(longer, METHOD, dataset).to_numpy(), 1.0), (pretrained, -1.0)], reps)
 
 
-def check_rows(table1_curves: pd.DataFrame, longer_curves: pd.DataFrame, dataset: str) -> pd.DataFrame:
+def l4(longer: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> Estimate:
+    """C3 (mean ``odt-offline`` - mean ``dt``, independent groups) with both at the longer length."""
+    return summed(longer, [dataset], c3_groups, reps)
+
+
+def check_rows(table1_curves: pd.DataFrame, longer_curves: pd.DataFrame, dataset: str,
+               method: str = METHOD) -> pd.DataFrame:
     """Per seed and evaluation both runs made: Table 1's score, the longer run's, and whether they
     are equal (to 1e-9). Only evaluations before Table 1's run's last one count: its last is taken
     at its end, which the longer run passes without evaluating."""
     def scores(curves: pd.DataFrame) -> pd.DataFrame:
-        c = curves[(curves.method == METHOD) & (curves.dataset == dataset) & (curves.phase == "pretrain")]
+        c = curves[(curves.method == method) & (curves.dataset == dataset) & (curves.phase == "pretrain")]
         return c[["seed", "updates", "score_mean"]]
     short = scores(table1_curves)
     short = short[short.updates < short.groupby("seed").updates.transform("max")]
@@ -139,17 +166,50 @@ def report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: pd.D
     return lines + [""]
 
 
-def _runs_or_empty(root: Path, preset: str, like: pd.DataFrame, seeds: Sequence[int] | None) -> pd.DataFrame:
-    runs = agg.load_runs(root, preset, EXPERIMENT)
+def c3_report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: pd.DataFrame,
+                    longer_curves: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+    """The session-42 amendment's section: L4 beside Table 1's C3, L5 per method, the check, the finals."""
+    lines = ["## The C3 arm (session-42 amendment): DT and ODT offline both at 4x the preset's length", "",
+             "### L4: C3 (mean ODT offline − mean DT) with both at the longer length", "",
+             "| row | L4 | C3 (Table 1's lengths) | the paper | verdict |", "|---|---|---|---|---|"]
+    for d in C3_ROWS:
+        e = l4(longer, d, reps)
+        lines.append(f"| {d} | {e.text()} | {summed(table1, [d], c3_groups, reps).text()} | {paper_c3(d):+.1f} | "
+                     f"{c3_verdict(e)} |")
+    lines += ["", "### L5: longer − Table 1's run of the same seed, paired", "",
+              "| row | method | L5 | reading |", "|---|---|---|---|"]
+    for d in C3_ROWS:
+        for m in C3_METHODS:
+            e = l2(table1, longer, d, reps, method=m)
+            lines.append(f"| {d} | {m} | {e.text()} | {l2_reading(e)} |")
+    lines += ["", "### The check: evaluations both runs of a seed made", "",
+              "| row | method | seed | updates | Table 1 | longer run | equal |", "|---|---|---|---|---|---|---|"]
+    for d in C3_ROWS:
+        for m in C3_METHODS:
+            for r in check_rows(table1_curves, longer_curves, d, m).itertuples():
+                lines.append(f"| {d} | {m} | {r.seed} | {r.updates} | {r.score_mean_table1:.3f} | "
+                             f"{r.score_mean_longer:.3f} | {'yes' if r.equal else 'no'} |")
+    lines += ["", "Per-seed finals of the longer runs:", "",
+              "| row | method | " + " | ".join(f"s{s}" for s in range(5)) + " |", "|---|---|" + "---|" * 5]
+    for d in C3_ROWS:
+        for m in C3_METHODS:
+            f = _final(longer, m, d)
+            lines.append(f"| {d} | {m} | " + " | ".join(f"{f[s]:.1f}" if s in f.index else "—" for s in range(5)) + " |")
+    return lines + [""]
+
+
+def _runs_or_empty(root: Path, preset: str, like: pd.DataFrame, seeds: Sequence[int] | None,
+                   experiment: str = EXPERIMENT) -> pd.DataFrame:
+    runs = agg.load_runs(root, preset, experiment)
     if runs.empty:
         return like.iloc[0:0]
     return runs[runs.seed.isin(seeds)] if seeds else runs
 
 
-def other_data_lines(left: pd.DataFrame) -> list[str]:
+def other_data_lines(left: pd.DataFrame, experiment: str = EXPERIMENT) -> list[str]:
     """One line per dataset for the longer runs ``left`` out because they trained on another data
     file than Table 1's runs of it (``on_other_data``: a remade medium-replay file is another dataset)."""
-    return [f"Left out: {len(g)} `{EXPERIMENT}` run(s) on {d}, data file {', '.join(sorted(set(g.data_file)))}, "
+    return [f"Left out: {len(g)} `{experiment}` run(s) on {d}, data file {', '.join(sorted(set(g.data_file)))}, "
             f"not the file of Table 1's runs of it." for d, g in left.groupby("dataset")]
 
 
@@ -167,9 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     longer = _runs_or_empty(args.results, args.preset, table1, args.seeds)
     other = on_other_data(longer, table1)
     left_out = other_data_lines(longer[other])
-    lines = report_lines(table1, longer[~other], _curves(args.results, args.preset, "table1"),
-                         _curves(args.results, args.preset, EXPERIMENT), args.reps)
+    table1_curves = _curves(args.results, args.preset, "table1")
+    lines = report_lines(table1, longer[~other], table1_curves, _curves(args.results, args.preset, EXPERIMENT),
+                         args.reps)
     lines += [*left_out, ""] if left_out else []
+    c3 = _runs_or_empty(args.results, args.preset, table1, args.seeds, C3_EXPERIMENT)
+    c3_other = on_other_data(c3, table1)
+    lines += c3_report_lines(table1, c3[~c3_other], table1_curves, _curves(args.results, args.preset, C3_EXPERIMENT),
+                             args.reps)
+    c3_left_out = other_data_lines(c3[c3_other], C3_EXPERIMENT)
+    lines += [*c3_left_out, ""] if c3_left_out else []
     return emit("\n".join(lines), args.out)
 
 

@@ -447,14 +447,41 @@ def draw_offline_length(df, fig):
     e = evals(df)
     e = e.assign(arm=np.where(e.experiment == "offline_length", LENGTH_ARMS["offline_length"],
                               e.method.map(LENGTH_ARMS)))
+    return _offline_arm_curves(e, list(LENGTH_ARMS.values()), fig)
+
+
+C3_ARMS = {("offline_length_c3", "odt-offline"): "ODT offline, 1e4 updates (offline_length_c3)",
+           ("offline_length_c3", "dt"): "DT, 1e4 updates (offline_length_c3)",
+           ("table1", "odt-offline"): "ODT offline, 2500 updates (Table 1)",
+           ("table1", "dt"): "DT, 2500 updates (Table 1)"}
+
+
+def offline_length_c3_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """The session-42 amendment's arms (DT and the offline protocol at 1e4 updates) and Table 1's
+    DT and offline protocol on the rows ``offline_length_c3`` has runs of."""
+    rows = df.dataset.isin(set(df.dataset[df.experiment == "offline_length_c3"]))
+    arms = pd.Series(list(zip(df.experiment, df.method)), index=df.index).isin(set(C3_ARMS))
+    return df[rows & arms]
+
+
+def draw_offline_length_c3(df, fig):
+    """C3 read at two lengths: DT and ODT's offline protocol at each evaluation, Table 1's (to 2500
+    updates) and the amendment's (to 1e4), one panel per dataset."""
+    e = evals(df)
+    e = e.assign(arm=[C3_ARMS[k] for k in zip(e.experiment, e.method)])
+    return _offline_arm_curves(e, list(C3_ARMS.values()), fig)
+
+
+def _offline_arm_curves(e: pd.DataFrame, arms: list[str], fig):
+    """Score against updates per ``arm`` (mean and band over seeds), one panel per dataset."""
     y = _y(e)
     facets = _facet_order(e.dataset, "dataset")
     axes = fig.subplots(1, len(facets), squeeze=False).ravel()
     fig.set_figwidth(min(fig.get_figwidth(), 3.0 + 4.0 * len(facets)))
-    colors = hue_colors(list(LENGTH_ARMS.values()), "arm")  # one colour per arm in both panels
+    colors = hue_colors(arms, "arm")  # one colour per arm in every panel
     for ax, dataset in zip(axes, facets):
         sub = e[e.dataset == dataset]
-        present = [a for a in LENGTH_ARMS.values() if a in set(sub.arm)]
+        present = [a for a in arms if a in set(sub.arm)]
         sns.lineplot(sub, x="updates", y=y, hue="arm", hue_order=present, palette=colors, marker="o",
                      errorbar=BAND, ax=ax, **BOOT)
         _legend_with_seed_counts(ax, sub, "arm")
@@ -523,6 +550,9 @@ FIGURES = [
     Figure("offline_length", "offline_length", "PROTOCOL-offline-length-cpu.md: the offline protocol trained "
            "as long as ODT's pretraining, beside Table 1's offline protocol and ODT's own pretraining" + CURVE_BAND,
            draw_offline_length, (12, 5), select=offline_length_runs, also=("table1",)),
+    Figure("offline_length_c3", "offline_length_c3", "PROTOCOL-offline-length-cpu.md, session-42 amendment: DT and "
+           "ODT's offline protocol at 1e4 updates beside Table 1's (2500)" + CURVE_BAND,
+           draw_offline_length_c3, (7, 5), select=offline_length_c3_runs, also=("table1",)),
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),
     Figure("dt_sizing", "dt_sizing", "Tuning (seeds 100-101): DT's score against its updates at three AdamW rates" + CURVE_BAND,
            draw_variant_curves_by_updates, (14, 3.5)),

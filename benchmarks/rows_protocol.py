@@ -65,7 +65,7 @@ def _row_groups_c2(runs: pd.DataFrame, dataset: str) -> Groups:
     return [(diffs.to_numpy(), 1.0)]
 
 
-def _row_groups_c3(runs: pd.DataFrame, dataset: str) -> Groups:
+def c3_groups(runs: pd.DataFrame, dataset: str) -> Groups:
     return [(_scores(runs, "odt-offline", dataset).final_score.to_numpy(), 1.0),
             (_scores(runs, "dt", dataset).final_score.to_numpy(), -1.0)]
 
@@ -143,7 +143,7 @@ def report_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
             lines.append(f"| {d} | {e.text()} | {c2_verdict(e)} |")
     lines += ["", "## C3: ODT offline − DT", "", "| row | ours | the paper | verdict |", "|---|---|---|---|"]
     for d in (d for rows in DOMAINS.values() for d in rows):
-        e = summed(runs, [d], _row_groups_c3, reps)
+        e = summed(runs, [d], c3_groups, reps)
         lines.append(f"| {d} | {e.text()} | {paper_c3(d):+.1f} | {c3_verdict(e)} |")
     lines += c4_lines(runs, reps)
     return lines

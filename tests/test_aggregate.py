@@ -974,6 +974,35 @@ def test_offline_length_figure_draws_three_offline_references_and_nothing_online
         "ODT's pretraining (Table 1's odt runs)": 5000}
 
 
+def test_offline_length_c3_figure_draws_dt_and_odt_offline_at_both_lengths_on_its_rows_only():
+    import matplotlib.pyplot as plt
+
+    def run(experiment, method, dataset, seed, updates):
+        return [{"run_id": f"{experiment}-{method}-{dataset}-{seed}", "experiment": experiment, "method": method,
+                 "dataset": dataset, "seed": seed, "status": "complete", "phase": "pretrain", "updates": u,
+                 "online_samples": 0, "step": u, "score_mean": float(u) / 100 + seed} for u in updates]
+
+    rows = []
+    for seed in (0, 1):
+        for method in ("dt", "odt-offline", "odt", "iql"):
+            rows += run("table1", method, "hopper-medium-replay", seed, (1000, 2000, 2500))
+        rows += run("table1", "dt", "hopper-medium", seed, (1000, 2500))  # no longer arm on this row
+    for method in ("dt", "odt-offline"):
+        rows += run("offline_length_c3", method, "hopper-medium-replay", 0, range(1000, 10_001, 1000))
+    spec = next(f for f in plots.FIGURES if f.name == "offline_length_c3")
+    chosen = plots._runs_of(spec, pd.DataFrame(rows))
+    assert set(chosen.dataset) == {"hopper-medium-replay"} and set(chosen.method) == {"dt", "odt-offline"}
+    fig = plt.figure()
+    drawn = plots.draw_offline_length_c3(chosen, fig)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    plt.close(fig)
+    assert legend == ["ODT offline, 1e4 updates (offline_length_c3) (n=1)", "DT, 1e4 updates (offline_length_c3) (n=1)",
+                      "ODT offline, 2500 updates (Table 1) (n=2)", "DT, 2500 updates (Table 1) (n=2)"]
+    assert drawn.groupby("arm").updates.max().to_dict() == {
+        "ODT offline, 1e4 updates (offline_length_c3)": 10_000, "DT, 1e4 updates (offline_length_c3)": 10_000,
+        "ODT offline, 2500 updates (Table 1)": 2500, "DT, 2500 updates (Table 1)": 2500}
+
+
 def test_a_grid_figures_legend_is_titled_by_the_field_it_compares():
     import matplotlib.pyplot as plt
     rows = [{"run_id": f"{pos}-{wd}-{seed}", "dataset": "walker2d-medium", "method": "odt",

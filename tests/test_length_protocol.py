@@ -51,7 +51,7 @@ def test_l2_pairs_the_two_lengths_by_seed_and_reads_the_sign():
     e = lp.l2(table1, longer, "ant-medium", reps=300)
     # seeds 1-5 in both, each longer run exactly 3 above its seed's Table 1 run: no width when paired
     assert (e.mean, e.lo, e.hi, e.n) == (3.0, 3.0, 3.0, 5)
-    assert lp.l2_reading(e) == "the offline protocol still improved after Table 1's length"
+    assert lp.l2_reading(e) == "still improved after Table 1's length"
     same = lp.l2(table1, _runs(_longer_row("ant-medium", 30.0)), "ant-medium", reps=300)
     assert lp.l2_reading(same) == "no difference shown"
 
@@ -118,3 +118,46 @@ def test_longer_runs_on_another_data_file_are_left_out_and_named():
         "not the file of Table 1's runs of it."]
     same = longer.assign(data_file="db70ea19")
     assert not lp.on_other_data(same, table1).any() and lp.other_data_lines(same[lp.on_other_data(same, table1)]) == []
+
+
+# ----- the session-42 amendment: C3 with DT and ODT offline both at 4x the preset's length ------
+def test_the_c3_arm_trains_dt_and_odt_offline_four_times_longer_and_changes_nothing_else():
+    specs = expand("offline_length_c3", "cpu", seeds=1)
+    assert sorted((s.method, s.dataset) for s in specs) == [("dt", "hopper-medium-replay"),
+                                                            ("odt-offline", "hopper-medium-replay")]
+    for s in specs:
+        table1 = method_config(s.method, s.dataset, "cpu", 0, {})
+        longer = method_config(s.method, s.dataset, "cpu", 0, dict(s.overrides))
+        # the paper's offline protocol trains 1e5 updates; the cpu preset 2500 (1e5 / 40); the arm 1e4
+        assert (table1.pretrain_updates, longer.pretrain_updates) == (2500, 10_000)
+        assert dataclasses.replace(longer, pretrain_updates=table1.pretrain_updates) == table1
+
+
+def _c3_rows(dataset, dt, off, seeds=range(5)):
+    return ([("dt", dataset, s, "complete", dt + s, dt + s) for s in seeds]
+            + [("odt-offline", dataset, s, "complete", off + s, off + s) for s in seeds])
+
+
+def test_l4_is_c3_with_both_methods_at_the_longer_length_and_its_rule():
+    longer = _runs(_c3_rows("hopper-medium-replay", dt=20.0, off=26.0))
+    e = lp.l4(longer, "hopper-medium-replay", reps=400)
+    assert e.mean == pytest.approx(6.0) and e.n == 5
+    assert lp.c3_verdict(e) == "consistent with the paper"
+    below = lp.l4(_runs(_c3_rows("hopper-medium-replay", dt=40.0, off=20.0)), "hopper-medium-replay", reps=400)
+    assert below.hi < 0 and lp.c3_verdict(below) == "differs from it"
+    few = lp.l4(_runs(_c3_rows("hopper-medium-replay", dt=20.0, off=26.0, seeds=range(4))), "hopper-medium-replay",
+                reps=400)
+    assert lp.c3_verdict(few) == "incomplete"
+
+
+def test_c3_section_sets_l4_beside_table1s_c3_and_pairs_l5_per_method():
+    table1 = _runs(_c3_rows("hopper-medium-replay", dt=27.0, off=14.0))  # Table 1's C3: 14 - 27 = -13
+    longer = _runs(_c3_rows("hopper-medium-replay", dt=30.0, off=35.0))
+    empty = pd.DataFrame(columns=["method", "dataset", "phase", "seed", "updates", "score_mean"])
+    lines = lp.c3_report_lines(table1, longer, empty, empty, reps=300)
+    row = next(line for line in lines if line.startswith("| hopper-medium-replay | +5.0")).split(" | ")
+    assert row[2].startswith("-13.0") and row[-1] == "consistent with the paper |"
+    l5 = {line.split(" | ")[1]: line for line in lines if line.startswith("| hopper-medium-replay | ")
+          and line.split(" | ")[1] in ("dt", "odt-offline") and "still improved" in line}
+    assert l5["dt"].split(" | ")[2].startswith("+3.0") and l5["odt-offline"].split(" | ")[2].startswith("+21.0")
+    assert "| hopper-medium-replay | dt | 30.0 | 31.0 | 32.0 | 33.0 | 34.0 |" in lines

@@ -56,7 +56,7 @@ def test_c2_pairs_odt_and_control_by_seed():
 def test_c3_is_odt_offline_minus_dt_as_independent_groups():
     rows = [("odt-offline", "halfcheetah-medium", s, "complete", 40.0 + s, 40.0 + s) for s in range(5)]
     rows += [("dt", "halfcheetah-medium", s, "complete", 41.0, 41.0) for s in range(7)]
-    e = rp.summed(_runs(rows), ["halfcheetah-medium"], rp._row_groups_c3, reps=500)
+    e = rp.summed(_runs(rows), ["halfcheetah-medium"], rp.c3_groups, reps=500)
     assert e.mean == pytest.approx(1.0) and e.n == 5
 
 
