@@ -454,6 +454,8 @@ C3_ARMS = {("offline_length_c3", "odt-offline"): "ODT offline, 1e4 updates (offl
            ("offline_length_c3", "dt"): "DT, 1e4 updates (offline_length_c3)",
            ("table1", "odt-offline"): "ODT offline, 2500 updates (Table 1)",
            ("table1", "dt"): "DT, 2500 updates (Table 1)"}
+# one hue per method, dark at the amendment's length and light at Table 1's (matplotlib's tab20 pairs)
+C3_COLORS = dict(zip(C3_ARMS.values(), ("#2ca02c", "#d62728", "#98df8a", "#ff9896")))
 
 
 def offline_length_c3_runs(df: pd.DataFrame) -> pd.DataFrame:
@@ -469,16 +471,17 @@ def draw_offline_length_c3(df, fig):
     updates) and the amendment's (to 1e4), one panel per dataset."""
     e = evals(df)
     e = e.assign(arm=[C3_ARMS[k] for k in zip(e.experiment, e.method)])
-    return _offline_arm_curves(e, list(C3_ARMS.values()), fig)
+    return _offline_arm_curves(e, list(C3_ARMS.values()), fig, C3_COLORS)
 
 
-def _offline_arm_curves(e: pd.DataFrame, arms: list[str], fig):
-    """Score against updates per ``arm`` (mean and band over seeds), one panel per dataset."""
+def _offline_arm_curves(e: pd.DataFrame, arms: list[str], fig, colors: dict[str, str] | None = None):
+    """Score against updates per ``arm`` (mean and band over seeds), one panel per dataset;
+    ``colors`` maps each arm to its colour (default: one per arm from the shared palette)."""
     y = _y(e)
     facets = _facet_order(e.dataset, "dataset")
     axes = fig.subplots(1, len(facets), squeeze=False).ravel()
     fig.set_figwidth(min(fig.get_figwidth(), 3.0 + 4.0 * len(facets)))
-    colors = hue_colors(arms, "arm")  # one colour per arm in every panel
+    colors = colors or hue_colors(arms, "arm")  # one colour per arm in every panel
     for ax, dataset in zip(axes, facets):
         sub = e[e.dataset == dataset]
         present = [a for a in arms if a in set(sub.arm)]
