@@ -575,70 +575,88 @@ def dataset_provenance(name: str, size: str, read: dict[tuple[str, str], dict] |
     return read[(name, size)]
 
 
+def _complete_runs(root: Path | str, preset: str, experiment: str, loaded: dict[tuple[str, str], list]) -> list:
+    """The complete runs of one experiment (``benchmarks.check``'s reading), read once per launch:
+    ``loaded`` keeps what the launch's data checks have read."""
+    from benchmarks.check import load_run_files
+    if (preset, experiment) not in loaded:
+        loaded[(preset, experiment)] = load_run_files(root, preset, experiment)
+    return loaded[(preset, experiment)]
+
+
+def _on_other_data(name: str, runs: list, read: dict[tuple[str, str], dict] | None) -> tuple[str | None, list]:
+    """The content hash of full-size dataset ``name`` on disk, and those of ``runs`` that trained on
+    other data (none when the file records no hash)."""
+    on_disk = dataset_provenance(name, "full", read).get("content_sha256")
+    return on_disk, [r for r in runs if on_disk is not None and r.data_content != on_disk]
+
+
+def _contents(runs: list) -> str:
+    return ", ".join(sorted({r.data_content[:8] for r in runs}))
+
+
 def data_content_conflicts(root: Path | str, specs: Sequence[RunSpec],
-                           read: dict[tuple[str, str], dict] | None = None) -> dict[str, str]:
+                           read: dict[tuple[str, str], dict] | None = None,
+                           loaded: dict[tuple[str, str], list] | None = None) -> dict[str, str]:
     """Dataset name -> why the runs about to start would put two datasets in one row: some complete
     run of their experiment already in ``root`` trained on other data than the file on disk holds
     (another content hash: a remade medium-replay file is another dataset, see
     ``benchmarks.datasets.portable_math``). That covers a row wholly on other data and a mixed one,
     whose runs on other data the launch would skip as complete (session 40: old-file records under
     the new row's run ids, which do not name the file). Empty when they all agree or there is
-    nothing to compare. Full-size data only. The runs are read as ``benchmarks.check``'s
-    ``same_data`` rule reads them; ``read`` as in ``dataset_provenance``."""
-    from benchmarks.check import load_run_files
+    nothing to compare. Full-size data only. ``read`` as in ``dataset_provenance``; ``loaded`` as in
+    ``_complete_runs``."""
     from benchmarks.methods import dataset_size
+    loaded = {} if loaded is None else loaded
     out = {}
-    runs: dict[tuple[str, str], list] = {}  # (preset, experiment) -> its complete runs, read once
     for preset, experiment, name in sorted({(s.preset, s.experiment, s.dataset) for s in specs
                                             if dataset_size(s.preset) == "full"}):
-        if (preset, experiment) not in runs:
-            runs[(preset, experiment)] = load_run_files(root, preset, experiment)
-        done = [r for r in runs[(preset, experiment)] if r.dataset == name and r.data_content is not None]
+        done = [r for r in _complete_runs(root, preset, experiment, loaded)
+                if r.dataset == name and r.data_content is not None]
         if not done:
             continue
-        on_disk = dataset_provenance(name, "full", read).get("content_sha256")
-        other = [r for r in done if r.data_content != on_disk]
-        if on_disk is None or not other:
+        on_disk, other = _on_other_data(name, done, read)
+        if not other:
             continue
-        contents = ", ".join(c[:8] for c in sorted({r.data_content for r in other}))
         if len(other) == len(done):
             out[name] = (f"the file on disk holds other data (content {on_disk[:8]}) than the {len(done)} complete "
-                         f"{experiment} run(s) of it trained on ({contents}): a run started now would put two "
+                         f"{experiment} run(s) of it trained on ({_contents(other)}): a run started now would put two "
                          f"datasets in one row. Remake the file those runs used, or move those runs under "
                          f"results/archive/ to start the row again on this file")
         else:
             out[name] = (f"{len(other)} of the {len(done)} complete {experiment} run(s) of it trained on other data "
-                         f"({contents}) than the file on disk (content {on_disk[:8]}), and the launch would skip "
-                         f"them as complete, leaving two datasets in one row: "
+                         f"({_contents(other)}) than the file on disk (content {on_disk[:8]}), and the launch would "
+                         f"skip them as complete, leaving two datasets in one row: "
                          f"{', '.join(sorted(r.name for r in other))}. Move those runs under results/archive/ "
                          f"to run them again on this file")
     return out
 
 
 def complete_runs_on_other_data(root: Path | str, specs: Sequence[RunSpec],
-                                read: dict[tuple[str, str], dict] | None = None) -> dict[str, str]:
+                                read: dict[tuple[str, str], dict] | None = None,
+                                loaded: dict[tuple[str, str], list] | None = None) -> dict[str, str]:
     """Dataset name -> a warning naming the complete runs among ``specs`` that trained on other data
     than the file on disk holds. ``data_content_conflicts`` looks only at the runs a launch starts;
     a row with nothing left to run is skipped as complete, so its runs on an old file went unseen
     (session 41: S4's rerun on a remade file ran nothing). A warning, not a refusal: a complete
-    plan's tables can still be rewritten. Full-size data only; ``read`` as in ``dataset_provenance``."""
-    from benchmarks.check import load_run_files
+    plan's tables can still be rewritten. Full-size data only; ``read`` and ``loaded`` as in
+    ``data_content_conflicts``."""
     from benchmarks.methods import dataset_size
+    loaded = {} if loaded is None else loaded
     done: dict[str, list] = {}  # dataset -> the complete runs of the plan on it
     for preset, experiment in sorted({(s.preset, s.experiment) for s in specs if dataset_size(s.preset) == "full"}):
         ids = {s.run_id for s in specs if (s.preset, s.experiment) == (preset, experiment)}
-        for r in load_run_files(root, preset, experiment):
+        for r in _complete_runs(root, preset, experiment, loaded):
             if r.name in ids and r.data_content is not None:
                 done.setdefault(r.dataset, []).append(r)
     out = {}
     for name, runs in sorted(done.items()):
-        on_disk = dataset_provenance(name, "full", read).get("content_sha256")
-        other = sorted(r.name for r in runs if on_disk is not None and r.data_content != on_disk)
+        on_disk, other = _on_other_data(name, runs, read)
         if other:
-            contents = ", ".join(sorted({r.data_content[:8] for r in runs if r.name in other}))
-            out[name] = (f"{len(other)} complete run(s) of this plan trained on other data ({contents}) than the "
-                         f"file on disk (content {on_disk[:8]}); the launch skips them as complete: "
-                         f"{', '.join(other)}. Move them under results/archive/ to run them again on this file")
+            out[name] = (f"{len(other)} complete run(s) of this plan trained on other data ({_contents(other)}) than "
+                         f"the file on disk (content {on_disk[:8]}); the launch skips them as complete: "
+                         f"{', '.join(sorted(r.name for r in other))}. Move them under results/archive/ to run "
+                         f"them again on this file")
     return out
 
 

@@ -219,6 +219,7 @@ def _run(args: argparse.Namespace) -> int:
     timed = None if gpus else measured_cost.timed_runs(args.results, preset)
     done = {s.run_id: rec.updates_done(rec.run_dir(args.results, s)) for s in todo if status[s.run_id] == "partial"}
     read: dict = {}  # datasets this launch has read (their content hashes), shared by its checks
+    loaded: dict = {}  # the complete runs its data checks have read, per (preset, experiment)
     saved = (saved_pretraining(args.results, [s for s in todo if status[s.run_id] == "absent"], job_threads(opts, kind),
                                read) if kind == "local" and opts.reuse_pretraining else set())
     here = cpu_model() if kind == "local" else None  # the CPU local runs will have; a Slurm node's is not known
@@ -237,12 +238,13 @@ def _run(args: argparse.Namespace) -> int:
         print("note: the paper preset is sized for GPUs; on a CPU try --preset cpu or --preset smoke")
     problems = dataset_problems([s for s in todo if _available(s.dataset)])
     conflicts = data_content_conflicts(args.results, [s for s in todo if _available(s.dataset)
-                                                      and s.dataset not in problems], read)
+                                                      and s.dataset not in problems], read, loaded)
     open_rows = {s.dataset for s in todo}
     finished = [s for s in specs if status[s.run_id] == "complete" and s.dataset not in open_rows
                 and _available(s.dataset)]  # rows with nothing left to run, which no check above sees
     unreadable = dataset_problems(finished)  # a row whose file is not here cannot be compared
-    stale = complete_runs_on_other_data(args.results, [s for s in finished if s.dataset not in unreadable], read)
+    stale = complete_runs_on_other_data(args.results, [s for s in finished if s.dataset not in unreadable], read,
+                                        loaded)
     for name, why in stale.items():
         _err(f"warning: {name}: {why}")
     if args.dry_run:
@@ -262,7 +264,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if problems and not _make(sorted(problems), args.quiet):
         return 1
-    made = data_content_conflicts(args.results, [s for s in todo if s.dataset in problems])
+    made = data_content_conflicts(args.results, [s for s in todo if s.dataset in problems], loaded=loaded)
     for name, why in made.items():  # a file just made can differ from the one earlier runs used
         _err(f"error: {name}: {why}")
     if made:
