@@ -43,10 +43,12 @@ import torch
 from torch import nn
 
 from odt.config import (
+    CPU_ANTMAZE_EVAL_EPISODES_INTERIM,
     PRESETS,
     ConfigError,
     apply_overrides,
     domain_defaults,
+    evaluation_episodes,
     is_antmaze,
     is_finite,
     is_rate,
@@ -92,6 +94,9 @@ class IQLConfig:
     # Sizes the online data's share of what is sampled (the cpu preset's "share" variant).
     online_window: int = 0
     eval_episodes: int = 10
+    # episodes of an evaluation that does not end a phase (0: eval_episodes); the evaluations at
+    # the end of the offline phase and of the online budget always run eval_episodes
+    eval_episodes_interim: int = 0
     eval_every_updates: int = 5000  # offline phase
     eval_every_samples: int = 5000  # online phase
     checkpoint_every_updates: int = 5000
@@ -108,7 +113,7 @@ class IQLConfig:
         for name in ("hidden_dim", "n_hidden", "batch_size", "buffer_size", "eval_episodes",
                      "eval_every_updates", "eval_every_samples", "checkpoint_every_updates"):
             check(is_size(getattr(self, name)), name, "an integer >= 1")
-        for name in ("offline_updates", "online_samples", "online_window", "seed"):
+        for name in ("offline_updates", "online_samples", "online_window", "eval_episodes_interim", "seed"):
             check(is_size(getattr(self, name), 0), name, "an integer >= 0")
         for name in ("actor_lr", "critic_lr", "value_lr", "temperature", "max_weight"):
             check(is_rate(getattr(self, name)), name, "> 0 and finite")
@@ -139,7 +144,9 @@ def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
     online data ends at 20% of what is sampled, as 200k of a 1M buffer in the paper's setting
     (ODT's buffer at the preset keeps the same share; ``online_window=0`` is the published
     buffer, the protocol's second variant). The networks, batch and learning rates are kept.
-    dataset. ``smoke`` runs in seconds and is not a result.
+    On AntMaze the evaluations between the ends of the two phases run 20 episodes instead of 100
+    (``CPU_ANTMAZE_EVAL_EPISODES_INTERIM``, as ODT's and DT's there).
+    ``smoke`` runs in seconds and is not a result.
     """
     if dataset not in known_datasets():
         raise ConfigError(f"unknown dataset {dataset!r}; known: {', '.join(known_datasets())}")
@@ -157,6 +164,8 @@ def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
                                   online_window=CPU_IQL_ONLINE_WINDOW,
                                   eval_every_updates=10_000, eval_every_samples=1000,
                                   checkpoint_every_updates=5000)
+        if is_antmaze(dataset):  # as ODT's and DT's AntMaze evaluations at this preset
+            cfg = dataclasses.replace(cfg, eval_episodes_interim=CPU_ANTMAZE_EVAL_EPISODES_INTERIM)
     elif preset == "smoke":
         cfg = dataclasses.replace(cfg, hidden_dim=32, batch_size=32, offline_updates=40,
                                   online_samples=300, eval_episodes=2, eval_every_updates=20,
@@ -484,10 +493,13 @@ class IQLAgent:
         self.counters.evaluations += 1
         return summarize_returns(returns, lengths, self.score_fn)
 
-    def _eval_row(self, phase: str, log: Logger | None) -> dict:
-        k = self.counters
+    def _eval_row(self, phase: str, log: Logger | None, ends_phase: bool = True) -> dict:
+        """Evaluate and log one curve row; ``ends_phase`` False: an evaluation in between, which
+        runs ``eval_episodes_interim`` episodes where that is set."""
+        c, k = self.cfg, self.counters
+        episodes = evaluation_episodes(c.eval_episodes, c.eval_episodes_interim, ends_phase)
         row = {"phase": phase, "updates": k.updates, "online_samples": k.online_samples,
-               "episodes": k.episodes, **self._running.pop(), **self.evaluate()}
+               "episodes": k.episodes, **self._running.pop(), **self.evaluate(episodes)}
         if log is not None:
             log(row)
         return row
@@ -510,7 +522,7 @@ class IQLAgent:
             if k.updates % 100 == 0:
                 bar.set_postfix(q=f"{m['q_loss']:.3f}", v=f"{m['value_loss']:.3f}", pi=f"{m['actor_loss']:.3f}")
             if k.updates % c.eval_every_updates == 0 and k.updates < c.offline_updates:
-                self._say(bar, self._eval_row("pretrain", log))
+                self._say(bar, self._eval_row("pretrain", log, ends_phase=False))
             if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
                 k.wall_time += time.perf_counter() - start
                 start = time.perf_counter()
@@ -556,7 +568,7 @@ class IQLAgent:
             if k.online_samples % c.eval_every_samples == 0 or k.online_samples == budget:
                 k.wall_time += time.perf_counter() - start
                 start = time.perf_counter()
-                row = self._eval_row("online", log)
+                row = self._eval_row("online", log, ends_phase=k.online_samples == budget)
                 self._say(bar, row)
             if term or trunc:
                 obs = None

@@ -93,6 +93,7 @@ class ConfigChanged(RuntimeError):
 ADDED_FIELDS: dict[str, Any] = {
     "online.add_rollouts": True,  # odt-control (session 5): before it, rollouts always entered the buffer
     "online_window": 0,  # IQL's online window (session 5): before it, the whole buffer
+    "eval_episodes_interim": 0,  # ODT's, DT's and IQL's (session 43): before it, every evaluation ran eval_episodes
 }
 
 

@@ -53,7 +53,7 @@ from benchmarks.job import (
     spec_config,
 )
 from benchmarks.loggers import require_loggers
-from odt.config import ConfigError, domain_defaults, is_antmaze
+from odt.config import ConfigError, domain_defaults, evaluation_episodes, is_antmaze
 from odt.progress import progress_bar
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
@@ -845,16 +845,25 @@ def estimate_run(cfg: Any, dataset: str = "") -> tuple[float, float, float, bool
         rounds = o.online_samples / ep_len
         updates = cfg.pretrain_updates + rounds * o.updates_per_round
         evals = cfg.pretrain_updates / cfg.eval_every_updates + rounds / o.eval_every_rounds + 1
-        env_steps = o.online_samples + evals * cfg.eval_episodes * ep_len
+        episodes = _evaluation_episodes(evals, o.online_samples > 0, cfg.eval_episodes, cfg.eval_episodes_interim)
+        env_steps = o.online_samples + episodes * ep_len
         return updates, env_steps, updates * _odt_update_flops(cfg), True
     d, offline, per_update = _generic(cfg)
     online = _first(d, ("online_samples", "online_steps", "total_steps", "env_steps"), 0)
     updates = offline + online * _first(d, ("updates_per_step", "utd"), 1)
-    episodes = _first(d, ("eval_episodes",), 10)
     evals = (offline / _first(d, ("eval_every_updates",), math.inf)
              + online / _first(d, ("eval_every_samples", "eval_every"), math.inf) + 1)
-    env_steps = online + evals * episodes * _eval_len(dataset)  # full-length evaluation episodes
+    episodes = _evaluation_episodes(evals, online > 0, _first(d, ("eval_episodes",), 10),
+                                    _first(d, ("eval_episodes_interim",), 0))
+    env_steps = online + episodes * _eval_len(dataset)  # full-length evaluation episodes
     return updates, env_steps, updates * per_update, False
+
+
+def _evaluation_episodes(evals: float, online: bool, full: int, interim: int) -> float:
+    """Episodes over ``evals`` evaluations of a run, of which those ending its phases (one per
+    phase) run ``full`` episodes and the rest ``interim`` (``evaluation_episodes``)."""
+    ends = min(evals, 2 if online else 1)
+    return ends * full + (evals - ends) * evaluation_episodes(full, interim, ends_phase=False)
 
 
 def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, float]:
@@ -862,11 +871,13 @@ def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, flo
     the offline updates and the evaluations made during them (not the final one)."""
     if _odt_layout(cfg):
         updates = cfg.pretrain_updates
-        env_steps = cfg.pretrain_updates / cfg.eval_every_updates * cfg.eval_episodes * _ep_len(cfg, dataset)
+        episodes = evaluation_episodes(cfg.eval_episodes, cfg.eval_episodes_interim, ends_phase=False)
+        env_steps = cfg.pretrain_updates / cfg.eval_every_updates * episodes * _ep_len(cfg, dataset)
         return updates, env_steps, updates * _odt_update_flops(cfg)
     d, offline, per_update = _generic(cfg)
-    env_steps = (offline / _first(d, ("eval_every_updates",), math.inf) * _first(d, ("eval_episodes",), 10)
-                 * _eval_len(dataset))
+    episodes = evaluation_episodes(_first(d, ("eval_episodes",), 10), _first(d, ("eval_episodes_interim",), 0),
+                                   ends_phase=False)
+    env_steps = offline / _first(d, ("eval_every_updates",), math.inf) * episodes * _eval_len(dataset)
     return offline, env_steps, offline * per_update
 
 

@@ -452,9 +452,11 @@ def hyperparameter_text(tex: bool = False) -> str:
     parts.insert(0, ("Tables C.1 and C.3: common values", ["table", "field", "value"], common))
     parts.append(("What the cpu and smoke presets change (hopper-medium; other datasets alike; dt: the DT baseline, baselines/dt.py)",
                   ["protocol", "field", "paper", "cpu", "smoke"], preset_differences()))
-    parts.append(("AntMaze's budgets at the cpu preset (both AntMaze rows; sized by PROTOCOL-antmaze-sizing-cpu.md)",
+    parts.append(("AntMaze's budgets at the cpu preset (both AntMaze rows; sized by PROTOCOL-antmaze-sizing-cpu.md; "
+                  "interim evaluations: PROTOCOL-table1-rows-cpu.md, session 43; IQL's alike)",
                   ["protocol", "field", "paper", "cpu", "smoke"],
-                  [r for r in preset_differences("antmaze-umaze") if r[1] in ("pretrain_updates", "eval_every_updates")]))
+                  [r for r in preset_differences("antmaze-umaze")
+                   if r[1] in ("pretrain_updates", "eval_every_updates", "eval_episodes_interim")]))
     if tex:
         return "\n".join(_render(h, r, True, f"{t} (generated from odt/config.py).") for t, h, r in parts)
     out = ["# ODT hyperparameters (appendix C), generated from `odt/config.py`\n",

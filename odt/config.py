@@ -152,6 +152,9 @@ class ODTConfig:
     g_eval: float = 3600.0  # evaluation RTG (raw return units)
     rtg_scale: float = 1000.0  # RTG tokens are returns divided by this
     eval_episodes: int = 10
+    # episodes of an evaluation that does not end a phase (0: eval_episodes); the evaluation at
+    # the end of pretraining and at the end of the online budget always runs eval_episodes
+    eval_episodes_interim: int = 0
     eval_every_updates: int = 5000  # evaluation period during pretraining
     checkpoint_every_updates: int = 1000
     device: str = "auto"  # "auto" | "cpu" | "cuda" | "cuda:N"
@@ -165,7 +168,7 @@ class ODTConfig:
         self.model.validate()
         self.optim.validate()
         self.online.validate()
-        _check_sizes(self, "", ("pretrain_updates", "seed"), minimum=0)
+        _check_sizes(self, "", ("pretrain_updates", "eval_episodes_interim", "seed"), minimum=0)
         _check_rates(self, "", ("rtg_scale",))
         _check_sizes(self, "", ("eval_episodes", "eval_every_updates", "checkpoint_every_updates"))
         _check(self.device == "auto" or self.device.split(":")[0] in ("cpu", "cuda", "mps"), "device", self.device, "auto | cpu | cuda[:N]")
@@ -207,6 +210,12 @@ PAPER_ONLINE_TABLE: dict[str, dict[str, Any]] = {
     "antmaze-umaze": dict(pretrain_updates=7000, buffer_size=1500, embed_dim=512, lr=1e-3, weight_decay=0.0, eval_context_len=5, g_eval=1, g_online=2, positional_embedding=True),
     "antmaze-umaze-diverse": dict(pretrain_updates=7000, buffer_size=1500, embed_dim=1024, lr=1e-3, weight_decay=0.0, eval_context_len=5, g_eval=1, g_online=2, positional_embedding=True),
 }
+
+def evaluation_episodes(eval_episodes: int, interim: int, ends_phase: bool) -> int:
+    """Episodes of one evaluation: ``eval_episodes`` at the end of a phase (the score a table
+    reads), ``interim`` (where > 0) at the evaluations in between, which only draw the curve."""
+    return eval_episodes if ends_phase or interim <= 0 else interim
+
 
 def is_antmaze(dataset: str) -> bool:
     """AntMaze (goal-reaching, 0/1 rewards, 700-step episodes) rather than gym locomotion."""
@@ -330,6 +339,9 @@ def scale_to_cpu(cfg: ODTConfig) -> ODTConfig:
 # by 2e4 updates, so both move to 2e4 (IQL keeps the preset's 1.8e5; DT shares ODT offline's).
 CPU_ANTMAZE_UPDATES = 20_000  # DT, ODT's offline protocol, ODT's pretraining before finetuning
 CPU_ANTMAZE_EVAL_EVERY = 2500  # as in the sizing runs: 8 evaluations of 100 700-step episodes, not 20
+# the evaluations that do not end a phase run 20 episodes, those that do keep AntMaze's 100
+# (PROTOCOL-table1-rows-cpu.md, session-43 amendment: evaluation is a fifth to a quarter of an AntMaze run's cost)
+CPU_ANTMAZE_EVAL_EPISODES_INTERIM = 20
 
 
 def scale_antmaze_to_cpu(cfg: ODTConfig, dataset: str) -> ODTConfig:
@@ -337,8 +349,8 @@ def scale_antmaze_to_cpu(cfg: ODTConfig, dataset: str) -> ODTConfig:
     ``scale_to_cpu``; locomotion configs are returned unchanged."""
     if not is_antmaze(dataset):
         return cfg
-    return dataclasses.replace(cfg, pretrain_updates=CPU_ANTMAZE_UPDATES,
-                               eval_every_updates=CPU_ANTMAZE_EVAL_EVERY).validate()
+    return dataclasses.replace(cfg, pretrain_updates=CPU_ANTMAZE_UPDATES, eval_every_updates=CPU_ANTMAZE_EVAL_EVERY,
+                               eval_episodes_interim=CPU_ANTMAZE_EVAL_EPISODES_INTERIM).validate()
 
 
 def scale_to_smoke(cfg: ODTConfig) -> ODTConfig:

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from odt.buffer import TrajectoryBuffer
-from odt.config import ODTConfig
+from odt.config import ODTConfig, evaluation_episodes
 from odt.device_batches import DeviceBatches
 from odt.lamb import Lamb
 from odt.model import DecisionTransformer
@@ -296,11 +296,15 @@ class ODTTrainer:
             shown.update(ent=f"{m['entropy']:.2f}", lam=f"{m['lambda']:.3f}")
         return shown
 
-    def _eval_row(self, phase: str, log: Logger | None, **extra: float) -> dict:
+    def _eval_row(self, phase: str, log: Logger | None, ends_phase: bool = True, **extra: float) -> dict:
+        """Evaluate and log one curve row; ``ends_phase`` False: an evaluation in between, which
+        runs ``eval_episodes_interim`` episodes where that is set."""
         self.check_finite()
+        c = self.cfg
+        episodes = evaluation_episodes(c.eval_episodes, c.eval_episodes_interim, ends_phase)
         row = {"phase": phase, "updates": self.counters.updates,
                "online_samples": self.counters.online_samples, "rounds": self.counters.rounds,
-               **self._running.pop(), **self._lambda_now(), **extra, **self.evaluate()}
+               **self._running.pop(), **self._lambda_now(), **extra, **self.evaluate(episodes)}
         if log is not None:
             log(row)
         return row
@@ -327,7 +331,7 @@ class ODTTrainer:
                 self.check_finite()
                 bar.set_postfix(self._postfix(read_floats(m)))
             if k.updates % c.eval_every_updates == 0 and k.updates < c.pretrain_updates:
-                row = self._eval_row("pretrain", log)
+                row = self._eval_row("pretrain", log, ends_phase=False)
                 self._say(bar, row)
             if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
                 k.wall_time += time.perf_counter() - start
@@ -391,7 +395,8 @@ class ODTTrainer:
             bar.set_postfix(self._postfix(read_floats(m), ret=f"{explored.returns[0]:.0f}"))
             if k.rounds % c.online.eval_every_rounds == 0 or k.online_samples >= budget:
                 # the exploration side of the round too: Fig. 6 plots g_online over time
-                row = self._eval_row("online", log, exploration_rtg=self.exploration_rtg(),
+                row = self._eval_row("online", log, ends_phase=k.online_samples >= budget,
+                                     exploration_rtg=self.exploration_rtg(),
                                      exploration_return=float(explored.returns[0]))
                 self._say(bar, row)
             k.wall_time += time.perf_counter() - start

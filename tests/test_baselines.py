@@ -146,6 +146,22 @@ def test_iql_online_window_applies_to_the_online_phase_only(hopper_random):
 
 
 
+def test_iql_evaluations_in_between_run_the_interim_episodes_and_each_phase_ends_on_the_full_count(hopper_random):
+    from baselines.iql import IQLAgent
+
+    cfg = iql_config("hopper-medium", "smoke", 0, {"eval_episodes": 3, "eval_episodes_interim": 1,
+                                                    "offline_updates": 40, "eval_every_updates": 10,
+                                                    "online_samples": 60, "eval_every_samples": 20})
+    rows = []
+    agent = IQLAgent(cfg, hopper_random, make_hopper, progress=False)
+    agent.pretrain(log=rows.append)
+    agent.finetune(log=rows.append)
+    agent.close()
+    assert [(r["phase"], r["updates"], r["online_samples"], len(r["returns"])) for r in rows] == [
+        ("pretrain", 10, 0, 1), ("pretrain", 20, 0, 1), ("pretrain", 30, 0, 1), ("pretrain", 40, 0, 3),
+        ("online", 60, 20, 1), ("online", 80, 40, 1), ("online", 100, 60, 3)]
+
+
 def test_iql_agent_transforms_rewards_as_its_domain_says(hopper_random):
     """r' = multiplier * r + offset: locomotion 1000 / (max - min trajectory return), AntMaze r - 1."""
     from baselines.iql import IQLAgent
@@ -270,6 +286,9 @@ def test_iql_config_per_domain_and_preset():
     cpu = iql_config("hopper-medium", "cpu")
     assert (cpu.offline_updates, cpu.online_samples, cpu.buffer_size, cpu.online_window) == \
         (180_000, 5_000, 1_000_000, 25_000)  # the protocol's plateau length; online data's share 20%
+    # AntMaze at the cpu preset: 100-episode evaluations at the phase ends, 20 in between
+    assert (iql_config("antmaze-umaze", "cpu").eval_episodes, iql_config("antmaze-umaze", "cpu").eval_episodes_interim) == (100, 20)
+    assert (cpu.eval_episodes, cpu.eval_episodes_interim, maze.eval_episodes_interim) == (10, 0, 0)
     assert iql_config("hopper-medium", "smoke", 7, {"expectile": "0.8"}).expectile == 0.8
     with pytest.raises(ConfigError, match="expectile"):
         iql_config("hopper-medium", overrides={"expectile": 1.5})

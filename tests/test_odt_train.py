@@ -123,6 +123,25 @@ def test_online_loop_end_to_end_on_hopper(hopper_random):
     trainer.close()
 
 
+@pytest.mark.parametrize("interim", [0, 1])
+def test_evaluations_in_between_run_the_interim_episodes_and_each_phase_ends_on_the_full_count(hopper_random, interim):
+    """The table reads the evaluation that ends pretraining and the one that ends the online
+    budget: those run eval_episodes; the others draw the curve with eval_episodes_interim (0:
+    eval_episodes, the behaviour before the field)."""
+    cfg = _cfg(**{"eval_episodes": 3, "eval_episodes_interim": interim, "eval_every_updates": 10,
+                  "online.online_samples": 120, "online.eval_every_rounds": 1})
+    rows = []
+    trainer = ODTTrainer(cfg, hopper_random, make_hopper, progress=False)
+    trainer.pretrain(log=rows.append)
+    trainer.finetune(log=rows.append)
+    trainer.close()
+    budget = cfg.online.online_samples
+    ends = [(r["phase"] == "pretrain" and r["updates"] == cfg.pretrain_updates)
+            or (r["phase"] == "online" and r["online_samples"] >= budget) for r in rows]
+    assert [r["updates"] for r in rows[:3]] == [10, 20, 30] and sum(ends) == 2 and len(rows) > 4
+    assert [len(r["returns"]) for r in rows] == [3 if end or interim == 0 else interim for end in ends]
+
+
 def test_deterministic_variant_trains_without_lambda(hopper_random):
     trainer = ODTTrainer(_cfg(**{"model.stochastic": False}), hopper_random, make_hopper, progress=False)
     lam = trainer.lam

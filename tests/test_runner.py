@@ -5,11 +5,13 @@ Everything is written under tmp_path, never into the repository's results/."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
 import pytest
 
+from baselines.iql import iql_config
 from benchmarks import job as job_mod
 from benchmarks import records as rec
 from benchmarks import run as run_cli
@@ -108,9 +110,16 @@ def test_antmaze_estimate_counts_its_evaluations_at_the_cap_and_at_antmaze_step_
 
     cfg = make_config("antmaze-umaze", "offline", "cpu")  # 2e4 updates, evaluated every 2500
     _, env_steps, _, _ = estimate_run(cfg, "antmaze-umaze")
-    assert env_steps == pytest.approx((20000 / 2500 + 1) * 100 * 700)
+    # 20000 / 2500 + 1 evaluations counted: the one ending the offline phase runs 100 episodes,
+    # the others 20 (the session-43 amendment); before it all nine ran 100
+    assert env_steps == pytest.approx((1 * 100 + 8 * 20) * 700)
     (spec,) = expand("table1", "cpu", seeds=1, datasets=["antmaze-umaze"], methods=["odt-offline"])
-    assert estimate([spec]).env_seconds == pytest.approx(9 * 100 * 700 * ANTMAZE_STEP_S)
+    assert estimate([spec]).env_seconds == pytest.approx((100 + 8 * 20) * 700 * ANTMAZE_STEP_S)
+    full = dataclasses.replace(cfg, eval_episodes_interim=0)
+    assert estimate_run(full, "antmaze-umaze")[1] == pytest.approx(9 * 100 * 700)
+    # IQL: 1.8e5 / 1e4 offline + 5000 / 1000 online + 1 evaluations, two of them ending a phase
+    iql = iql_config("antmaze-umaze", "cpu")
+    assert estimate_run(iql, "antmaze-umaze")[1] == pytest.approx(5000 + (2 * 100 + 22 * 20) * 700)
     hopper = make_config("hopper-medium", "offline", "cpu")  # 2500 updates, evaluated every 1000
     assert estimate_run(hopper, "hopper-medium")[1] == pytest.approx((2500 / 1000 + 1) * 10 * 500)
     (spec,) = expand("table1", "cpu", seeds=1, datasets=["hopper-medium"], methods=["odt-offline"])
@@ -175,6 +184,8 @@ def test_a_run_made_under_another_config_is_reported_not_reused(tmp_path):
     # a field added later with its behaviour-preserving default is no change; another value is
     assert job_mod.config_drift({"online": {}}, {"online": {"add_rollouts": True}}) == []
     assert job_mod.config_drift({"online": {}}, {"online": {"add_rollouts": False}}) != []
+    assert job_mod.config_drift({"eval_episodes": 100}, {"eval_episodes": 100, "eval_episodes_interim": 0}) == []
+    assert job_mod.config_drift({"eval_episodes": 100}, {"eval_episodes": 100, "eval_episodes_interim": 20}) != []
 
 
 def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):
