@@ -152,18 +152,35 @@ def report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: pd.D
     for d in (d for rows in DOMAINS.values() for d in rows):
         e = l2(table1, longer, d, reps)
         lines.append(f"| {d} | {e.text()} | {l2_reading(e)} | {l3(table1, longer, d, reps).text()} |")
-    lines += ["", "## The check: evaluations both runs of a seed made", "",
-              "| row | seed | updates | Table 1 | longer run | equal |", "|---|---|---|---|---|---|"]
-    for d in (d for rows in DOMAINS.values() for d in rows):
-        for r in check_rows(table1_curves, longer_curves, d).itertuples():
-            lines.append(f"| {d} | {r.seed} | {r.updates} | {r.score_mean_table1:.3f} | {r.score_mean_longer:.3f} | "
-                         f"{'yes' if r.equal else 'no'} |")
-    lines += ["", "Per-seed finals of the longer runs:", "", "| row | " + " | ".join(f"s{s}" for s in range(5)) + " |",
-              "|---|" + "---|" * 5]
-    for d in (d for rows in DOMAINS.values() for d in rows):
-        f = _final(longer, METHOD, d)
-        lines.append(f"| {d} | " + " | ".join(f"{f[s]:.1f}" if s in f.index else "—" for s in range(5)) + " |")
+    pairs = [(d, METHOD) for rows in DOMAINS.values() for d in rows]
+    lines += ["", "## The check: evaluations both runs of a seed made", ""]
+    lines += _check_table(table1_curves, longer_curves, pairs, with_method=False)
+    lines += _finals_table(longer, pairs, with_method=False)
     return lines + [""]
+
+
+def _check_table(table1_curves: pd.DataFrame, longer_curves: pd.DataFrame, pairs: Sequence[tuple[str, str]],
+                 with_method: bool) -> list[str]:
+    """The check's rows for each (dataset, method) of ``pairs``; a method column where several are shown."""
+    head = ["row", *(["method"] if with_method else []), "seed", "updates", "Table 1", "longer run", "equal"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for d, m in pairs:
+        for r in check_rows(table1_curves, longer_curves, d, m).itertuples():
+            cells = [d, *([m] if with_method else []), r.seed, r.updates, f"{r.score_mean_table1:.3f}",
+                     f"{r.score_mean_longer:.3f}", "yes" if r.equal else "no"]
+            lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    return lines
+
+
+def _finals_table(longer: pd.DataFrame, pairs: Sequence[tuple[str, str]], with_method: bool, seeds: int = 5) -> list[str]:
+    """Per-seed finals of the longer runs of each (dataset, method) of ``pairs`` (— where absent)."""
+    head = ["row", *(["method"] if with_method else []), *(f"s{s}" for s in range(seeds))]
+    lines = ["", "Per-seed finals of the longer runs:", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for d, m in pairs:
+        f = _final(longer, m, d)
+        cells = [d, *([m] if with_method else []), *(f"{f[s]:.1f}" if s in f.index else "—" for s in range(seeds))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def c3_report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: pd.DataFrame,
@@ -182,19 +199,10 @@ def c3_report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: p
         for m in C3_METHODS:
             e = l2(table1, longer, d, reps, method=m)
             lines.append(f"| {d} | {m} | {e.text()} | {l2_reading(e)} |")
-    lines += ["", "### The check: evaluations both runs of a seed made", "",
-              "| row | method | seed | updates | Table 1 | longer run | equal |", "|---|---|---|---|---|---|---|"]
-    for d in C3_ROWS:
-        for m in C3_METHODS:
-            for r in check_rows(table1_curves, longer_curves, d, m).itertuples():
-                lines.append(f"| {d} | {m} | {r.seed} | {r.updates} | {r.score_mean_table1:.3f} | "
-                             f"{r.score_mean_longer:.3f} | {'yes' if r.equal else 'no'} |")
-    lines += ["", "Per-seed finals of the longer runs:", "",
-              "| row | method | " + " | ".join(f"s{s}" for s in range(5)) + " |", "|---|---|" + "---|" * 5]
-    for d in C3_ROWS:
-        for m in C3_METHODS:
-            f = _final(longer, m, d)
-            lines.append(f"| {d} | {m} | " + " | ".join(f"{f[s]:.1f}" if s in f.index else "—" for s in range(5)) + " |")
+    pairs = [(d, m) for d in C3_ROWS for m in C3_METHODS]
+    lines += ["", "### The check: evaluations both runs of a seed made", ""]
+    lines += _check_table(table1_curves, longer_curves, pairs, with_method=True)
+    lines += _finals_table(longer, pairs, with_method=True)
     return lines + [""]
 
 
