@@ -198,7 +198,7 @@ def test_host_read_pretraining_reads_twice_per_logging_interval(hopper_random, m
     def reads_of(updates: int) -> int:
         trainer = ODTTrainer(_cfg("cpu", pretrain_updates=updates, checkpoint_every_updates=10_000),
                              hopper_random, make_hopper, progress=False)
-        trainer.evaluate = lambda: {}  # rollouts read the device every step; not counted here
+        trainer.evaluate = lambda *args, **kwargs: {}  # rollouts read the device every step; not counted here
         trainer.step(trainer.batch_tensors(trainer.buffer))
         reads: list[tuple] = []
         with monkeypatch.context() as m:
