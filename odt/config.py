@@ -211,6 +211,7 @@ PAPER_ONLINE_TABLE: dict[str, dict[str, Any]] = {
     "antmaze-umaze-diverse": dict(pretrain_updates=7000, buffer_size=1500, embed_dim=1024, lr=1e-3, weight_decay=0.0, eval_context_len=5, g_eval=1, g_online=2, positional_embedding=True),
 }
 
+
 def evaluation_episodes(eval_episodes: int, interim: int, ends_phase: bool) -> int:
     """Episodes of one evaluation: ``eval_episodes`` at the end of a phase (the score a table
     reads), ``interim`` (where > 0) at the evaluations in between, which only draw the curve."""
@@ -340,7 +341,7 @@ def scale_to_cpu(cfg: ODTConfig) -> ODTConfig:
 CPU_ANTMAZE_UPDATES = 20_000  # DT, ODT's offline protocol, ODT's pretraining before finetuning
 CPU_ANTMAZE_EVAL_EVERY = 2500  # as in the sizing runs: 8 evaluations of 100 700-step episodes, not 20
 # the evaluations that do not end a phase run 20 episodes, those that do keep AntMaze's 100
-# (PROTOCOL-table1-rows-cpu.md, session-43 amendment: evaluation is a fifth to a quarter of an AntMaze run's cost)
+# (PROTOCOL-table1-rows-cpu.md, session-43 amendment: evaluation was a fifth to a third of an AntMaze run's cost)
 CPU_ANTMAZE_EVAL_EPISODES_INTERIM = 20
 
 
