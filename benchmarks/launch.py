@@ -868,17 +868,17 @@ def _evaluation_episodes(evals: float, online: bool, full: int, interim: int) ->
 
 def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, float]:
     """(gradient updates, environment steps, FLOPs) of the pretraining part of ``estimate_run``:
-    the offline updates and the evaluations made during them (not the final one)."""
+    the offline updates and the evaluations made during them, the one ending the phase included
+    (it runs the full ``eval_episodes``; the others ``eval_episodes_interim`` where set)."""
     if _odt_layout(cfg):
         updates = cfg.pretrain_updates
-        episodes = evaluation_episodes(cfg.eval_episodes, cfg.eval_episodes_interim, ends_phase=False)
-        env_steps = cfg.pretrain_updates / cfg.eval_every_updates * episodes * _ep_len(cfg, dataset)
-        return updates, env_steps, updates * _odt_update_flops(cfg)
+        episodes = _evaluation_episodes(updates / cfg.eval_every_updates, False, cfg.eval_episodes,
+                                        cfg.eval_episodes_interim)
+        return updates, episodes * _ep_len(cfg, dataset), updates * _odt_update_flops(cfg)
     d, offline, per_update = _generic(cfg)
-    episodes = evaluation_episodes(_first(d, ("eval_episodes",), 10), _first(d, ("eval_episodes_interim",), 0),
-                                   ends_phase=False)
-    env_steps = offline / _first(d, ("eval_every_updates",), math.inf) * episodes * _eval_len(dataset)
-    return offline, env_steps, offline * per_update
+    episodes = _evaluation_episodes(offline / _first(d, ("eval_every_updates",), math.inf), False,
+                                    _first(d, ("eval_episodes",), 10), _first(d, ("eval_episodes_interim",), 0))
+    return offline, episodes * _eval_len(dataset), offline * per_update
 
 
 def remaining_fraction(full_updates: float, own_updates: float, done_updates: float) -> float:

@@ -445,6 +445,18 @@ def test_the_estimate_counts_a_shared_pretraining_once():
     assert 0 < estimate_pretraining(cfg)[0] < estimate_run(cfg)[0]
 
 
+def test_the_pretraining_estimate_counts_the_evaluation_ending_it_at_full_length():
+    """AntMaze at the cpu preset: 2e4 pretraining updates evaluated every 2500 are 8 evaluations,
+    7 in between at 20 episodes and the one ending pretraining at 100 (Table 1 reads it): 240
+    episodes of the environment's cap."""
+    from benchmarks.launch import estimate_pretraining
+    cfg = method_config("odt", "antmaze-umaze", "cpu", 0, {})
+    assert (cfg.pretrain_updates, cfg.eval_every_updates) == (20_000, 2500)
+    assert (cfg.eval_episodes, cfg.eval_episodes_interim) == (100, 20)
+    _, env_steps, _ = estimate_pretraining(cfg, "antmaze-umaze")
+    assert env_steps == pytest.approx((7 * 20 + 100) * cfg.model.max_ep_len)
+
+
 def test_the_estimate_skips_a_pretraining_a_finished_run_left_on_disk(tmp_path):
     """A local launch reads ``_pretrained/`` as the jobs it starts will: a fresh ``odt`` after its
     ``odt-control`` finished is priced without the pretraining it will load, for the thread
