@@ -232,9 +232,14 @@ def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
 
 
 # ----- the figures ---------------------------------------------------------------------------
+def online_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's methods with an online phase: the runs the learning curves draw (and count in
+    their caption; the offline-only methods have no curve there)."""
+    return df[df.method.isin(["odt", "iql", "sac"])]
+
+
 def draw_learning_curves(df, fig):
-    online = df[df.method.isin(["odt", "iql", "sac"])]
-    return _curves(online, fig, hue="method", facet="dataset")
+    return _curves(online_runs(df), fig, hue="method", facet="dataset")
 
 
 def convergence_runs(df: pd.DataFrame) -> pd.DataFrame:
@@ -543,7 +548,7 @@ def draw_stability(df, fig):
 
 FIGURES = [
     Figure("learning_curves", "table1", "Table 1 runs: normalized return during online finetuning" + CURVE_BAND,
-           draw_learning_curves, (14, 3.5)),
+           draw_learning_curves, (14, 3.5), select=online_runs),
     Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning" + CURVE_BAND,
            draw_control, (10, 4), select=control_runs),
     Figure("control_pretraining", "control_pretraining", "Protocol P1m: ODT against its no-new-data control "

@@ -328,6 +328,11 @@ def per_seed_lines(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _count(x: float) -> str:
+    """A mean count for a table cell: '—' where no run gave one (nan)."""
+    return "—" if np.isnan(x) else f"{x:.0f}"
+
+
 def early_gains(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: str,
                 reps: int = BOOTSTRAP_REPS) -> tuple[Estimate, float]:
     """(gain at the first online evaluation, mean online samples there) over complete runs."""
@@ -563,7 +568,7 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
               "|---|---|---|---|---|"]
     for dataset in dataset_order(runs):
         (odt, odt_n), (iql, iql_n) = (early_gains(curves, runs, dataset, m, reps) for m in ("odt", "iql"))
-        lines.append(f"| {dataset} | {odt.text()} | {odt_n:.0f} | {iql.text()} | {iql_n:.0f} |")
+        lines.append(f"| {dataset} | {odt.text()} | {_count(odt_n)} | {iql.text()} | {_count(iql_n)} |")
     lines += control_lines(runs, reps)
     if both := control_datasets(runs):
         lines += last_evaluations_lines(curves, runs, both, reps)

@@ -795,6 +795,19 @@ def test_figure_captions_say_when_curves_have_different_seed_counts():
     assert plots.provenance_note(same).startswith("seeds 0-4") and "per curve" not in plots.provenance_note(same)
 
 
+def test_learning_curves_caption_counts_only_the_runs_it_draws():
+    """Table 1's curves draw the methods with an online phase; DT's three AntMaze seeds (no
+    curve there) must not make the caption say "3-5 seeds per curve"."""
+    spec = next(f for f in plots.FIGURES if f.name == "learning_curves")
+    rows = [(m, "hopper-medium", s) for m in ("odt", "iql") for s in range(5)]
+    rows += [("dt", "antmaze-umaze", s) for s in range(3)] + [("odt-offline", "hopper-medium", 0)]
+    df = pd.DataFrame([{"run_id": f"{m}-{d}-{s}", "method": m, "dataset": d, "seed": s, "experiment": "table1",
+                        "status": "complete"} for m, d, s in rows])
+    drawn = plots._runs_of(spec, df)
+    assert sorted(drawn.method.unique()) == ["iql", "odt"] and len(drawn) == 10
+    assert plots.provenance_note(drawn).startswith("seeds 0-4") and "per curve" not in plots.provenance_note(drawn)
+
+
 @pytest.mark.parametrize("preset", ["smoke", "cpu", "paper"])
 def test_shipped_ranges_parse_and_name_known_things(preset):
     from benchmarks.experiments import EXPERIMENTS, TABLE1_METHODS
