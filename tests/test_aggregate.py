@@ -796,8 +796,8 @@ def test_figure_captions_say_when_curves_have_different_seed_counts():
 
 
 def test_learning_curves_caption_counts_only_the_runs_it_draws():
-    """Table 1's curves draw the methods with an online phase; DT's three AntMaze seeds (no
-    curve there) must not make the caption say "3-5 seeds per curve"."""
+    """Table 1's curves draw the methods with an online phase; offline-only runs (DT's AntMaze
+    seeds, ODT offline) have no curve there and must not enter the caption's seed counts."""
     spec = next(f for f in plots.FIGURES if f.name == "learning_curves")
     rows = [(m, "hopper-medium", s) for m in ("odt", "iql") for s in range(5)]
     rows += [("dt", "antmaze-umaze", s) for s in range(3)] + [("odt-offline", "hopper-medium", 0)]
