@@ -288,6 +288,11 @@ def seed_projection(diffs: Sequence[float]) -> SeedProjection | None:
     return SeedProjection(len(x), float(x.mean()), float(x.std(ddof=1)))
 
 
+def _count(x: float) -> str:
+    """A whole-number table cell: '—' where there is no number (nan: no run gave one; inf: never)."""
+    return f"{x:.0f}" if np.isfinite(x) else "—"
+
+
 def seed_projection_lines(runs: pd.DataFrame, datasets: Sequence[str]) -> list[str]:
     """How many seeds the paired ODT − control comparison would need on each dataset."""
     lines = ["", "Seeds needed (a projection from the spread so far, for planning; not a result): the "
@@ -301,9 +306,8 @@ def seed_projection_lines(runs: pd.DataFrame, datasets: Sequence[str]) -> list[s
         p = seed_projection(diffs.to_numpy())
         if p is None:
             continue
-        need = p.seeds_for_power()
         lines.append(f"| {d} | {p.n} | {p.mean:+.1f} | {p.sd:.1f} | ±{p.half_width(10):.1f} / "
-                     f"±{p.half_width(20):.1f} | {'—' if np.isinf(need) else f'{need:.0f}'} |")
+                     f"±{p.half_width(20):.1f} | {_count(p.seeds_for_power())} |")
     return lines
 
 
@@ -326,11 +330,6 @@ def per_seed_lines(runs: pd.DataFrame) -> list[str]:
                 cells.append(f"{v.iloc[0]:.1f}" if len(v) else "—")
             lines.append(f"| {d} | {seed} | " + " | ".join(cells) + " |")
     return lines
-
-
-def _count(x: float) -> str:
-    """A mean count for a table cell: '—' where no run gave one (nan)."""
-    return "—" if np.isnan(x) else f"{x:.0f}"
 
 
 def early_gains(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: str,
