@@ -416,6 +416,33 @@ def sampling_correlations(datasets: Sequence[str]) -> list[tuple[str, float | No
     return out
 
 
+def previous_correlations(report: str) -> dict[str, tuple[float, str]]:
+    """Appendix F's computed rows in an earlier report's text: dataset -> (r, data column)."""
+    rows, table = {}, report.partition("## Appendix F")[2].partition("\n## ")[0]
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4:
+            try:
+                rows[cells[0]] = (float(cells[1]), cells[3])
+            except ValueError:  # the header, the rule, or a row never computed ("—")
+                continue
+    return rows
+
+
+def keep_previous(correlations: Sequence[tuple[str, float | None, str]], report: str,
+                  source: str) -> list[tuple[str, float | None, str]]:
+    """``correlations`` with each dataset not on disk here given its row from the earlier ``report``
+    (its data column names the file's content), so that regenerating on a machine without a
+    dataset does not erase what another machine computed; each kept row is said on stderr."""
+    before, out = previous_correlations(report), []
+    for name, r, note in correlations:
+        if r is None and name in before:
+            r, note = before[name]
+            print(f"Appendix F: {name} is not on disk here; kept its row from {source} ({note})", file=sys.stderr)
+        out.append((name, r, note))
+    return out
+
+
 # ----- the report ------------------------------------------------------------------------------
 def report_lines(data: Data, preset: str, correlations: Sequence[tuple[str, float | None, str]] = ()) -> list[str]:
     lines = [f"# The ablation figures against `PROTOCOL-ablations-cpu.md` (preset `{preset}`)", "",
@@ -440,7 +467,9 @@ def report_lines(data: Data, preset: str, correlations: Sequence[tuple[str, floa
                 details.append(f"- {figure}, {c.label}: {c.per_seed}")
     lines += ["", "## Appendix F: sampling by length against by return (no runs)", "",
               f"Pearson r between each trajectory's probability by length and by return; holds on a dataset "
-              f"if r > {CORRELATION_HOLDS}. Datasets not on this machine are listed, not computed.", "",
+              f"if r > {CORRELATION_HOLDS}. A dataset not on the machine that wrote this report keeps the row an "
+              "earlier report computed (its data column names the file's content); one never computed is listed "
+              "with —.", "",
               "| dataset | r | verdict | data |", "|---|---|---|---|"]
     for name, r, note in correlations:
         verdict = "—" if r is None else ("holds" if r > CORRELATION_HOLDS else "does not hold")
@@ -466,11 +495,15 @@ def origin_lines(data: Data) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = analysis_parser("python -m benchmarks.ablation_protocol", __doc__, "paper_tables/ablations_cpu.md", seeds=False)
     p.add_argument("--correlations", nargs="*", default=None, metavar="DATASET",
-                   help="Appendix F: the datasets whose length/return correlation to compute (they must be on "
-                        "disk; default: none, so the report does not depend on what this machine holds)")
+                   help="Appendix F: the datasets whose length/return correlation to compute (default: none, so "
+                        "the report does not depend on what this machine holds); one not on disk keeps its row "
+                        "from the --out file if that has it")
     args = p.parse_args(argv)
     data = load(args.results, args.preset, args.reps)
-    return emit("\n".join(report_lines(data, args.preset, sampling_correlations(args.correlations or ()))), args.out)
+    correlations = sampling_correlations(args.correlations or ())
+    if args.out and args.out.is_file():
+        correlations = keep_previous(correlations, args.out.read_text(), str(args.out))
+    return emit("\n".join(report_lines(data, args.preset, correlations)), args.out)
 
 
 if __name__ == "__main__":

@@ -191,6 +191,47 @@ def test_sampling_correlation_is_pearson_over_trajectory_probabilities(monkeypat
     assert "4 trajectories" in note
 
 
+def _appendix_f_row(text: str, name: str) -> str:
+    (row,) = [line for line in text.splitlines() if line.startswith(f"| {name} |")]
+    return row
+
+
+def test_a_dataset_not_on_disk_keeps_the_row_an_earlier_report_computed(tmp_path, monkeypatch, capsys):
+    """Regenerating Appendix F on a machine without a dataset keeps the earlier report's row for it
+    (value, verdict and content hash unchanged) and says so; a dataset never computed stays '—'."""
+    root, out = tmp_path / "results", tmp_path / "ablations.md"
+    data = ap.load(root, "cpu", reps=200)
+    computed = [("hopper-medium", 0.98213, "content bdaad3f4, 2665 trajectories"),
+                ("walker2d-medium", 0.5, "content 15c93cbb, 1523 trajectories"),
+                ("halfcheetah-medium", None, "not on disk here (FileNotFoundError)")]
+    out.write_text("\n".join(ap.report_lines(data, "cpu", computed)))
+    before = out.read_text()
+
+    def absent(name, **_):
+        raise FileNotFoundError(name)
+    monkeypatch.setattr("benchmarks.datasets.load_dataset", absent)
+    ap.main(["--results", str(root), "--reps", "200", "--out", str(out),
+             "--correlations", "hopper-medium", "walker2d-medium", "halfcheetah-medium"])
+    after = out.read_text()
+    assert _appendix_f_row(after, "hopper-medium") == "| hopper-medium | 0.982 | holds | content bdaad3f4, 2665 trajectories |"
+    assert _appendix_f_row(after, "walker2d-medium") == _appendix_f_row(before, "walker2d-medium")
+    assert "| 0.500 | does not hold |" in _appendix_f_row(after, "walker2d-medium")
+    assert _appendix_f_row(after, "halfcheetah-medium").startswith("| halfcheetah-medium | — | — | not on disk here")
+    err = capsys.readouterr().err
+    assert "hopper-medium is not on disk here; kept its row" in err and "halfcheetah-medium" not in err
+
+
+def test_a_dataset_on_disk_is_computed_again_not_kept(monkeypatch):
+    """An earlier report's row is only a fallback: a dataset that loads is computed afresh."""
+    lengths, returns = np.array([10, 20, 30]), np.array([10.0, 20.0, 30.0])  # r = 1 by construction
+    traj = types.SimpleNamespace(lengths=lengths, returns=lambda: returns)
+    monkeypatch.setattr("benchmarks.datasets.load_dataset", lambda name: types.SimpleNamespace(trajectories=traj))
+    monkeypatch.setattr("benchmarks.datasets.loading.content_sha256", lambda t: "cd" * 32)
+    earlier = "## Appendix F\n\n| dataset | r | verdict | data |\n|---|---|---|---|\n| hopper-medium | 0.100 | does not hold | content ab |\n"
+    ((name, r, note),) = ap.keep_previous(ap.sampling_correlations(["hopper-medium"]), earlier, "earlier.md")
+    assert r == pytest.approx(1.0) and note == "content cdcdcdcd, 3 trajectories"
+
+
 def test_g_eval_sweep_differences_are_read_from_the_sweep_rows(tmp_path):
     root = tmp_path / "results"
     for s in range(20, 23):
