@@ -839,31 +839,41 @@ def _generic(cfg: Any) -> tuple[dict[str, Any], float, float]:
 
 def estimate_run(cfg: Any, dataset: str = "") -> tuple[float, float, float, bool]:
     """(gradient updates, environment steps, FLOPs, exact-layout?) of one run's config on ``dataset``
-    (its domain sets the episode lengths)."""
+    (its domain sets the episode lengths): its pretraining (``estimate_pretraining``) plus its
+    online phase."""
+    updates, env_steps, flops = estimate_pretraining(cfg, dataset)
     if _odt_layout(cfg):
         o, ep_len = cfg.online, _ep_len(cfg, dataset)
         rounds = o.online_samples / ep_len
-        updates = cfg.pretrain_updates + rounds * o.updates_per_round
-        evals = cfg.pretrain_updates / cfg.eval_every_updates + rounds / o.eval_every_rounds + 1
-        episodes = _evaluation_episodes(evals, o.online_samples > 0, cfg.eval_episodes, cfg.eval_episodes_interim)
-        env_steps = o.online_samples + episodes * ep_len
-        return updates, env_steps, updates * _odt_update_flops(cfg), True
-    d, offline, per_update = _generic(cfg)
+        online_updates = rounds * o.updates_per_round
+        evals = _phase_evaluations(math.ceil(rounds), o.eval_every_rounds)
+        episodes = _phase_episodes(evals, cfg.eval_episodes, cfg.eval_episodes_interim)
+        return (updates + online_updates, env_steps + o.online_samples + episodes * ep_len,
+                flops + online_updates * _odt_update_flops(cfg), True)
+    d, _, per_update = _generic(cfg)
     online = _first(d, ("online_samples", "online_steps", "total_steps", "env_steps"), 0)
-    updates = offline + online * _first(d, ("updates_per_step", "utd"), 1)
-    evals = (offline / _first(d, ("eval_every_updates",), math.inf)
-             + online / _first(d, ("eval_every_samples", "eval_every"), math.inf) + 1)
-    episodes = _evaluation_episodes(evals, online > 0, _first(d, ("eval_episodes",), 10),
-                                    _first(d, ("eval_episodes_interim",), 0))
-    env_steps = online + episodes * _eval_len(dataset)  # full-length evaluation episodes
-    return updates, env_steps, updates * per_update, False
+    online_updates = online * _first(d, ("updates_per_step", "utd"), 1)
+    evals = _phase_evaluations(online, _first(d, ("eval_every_samples", "eval_every"), math.inf))
+    episodes = _phase_episodes(evals, _first(d, ("eval_episodes",), 10), _first(d, ("eval_episodes_interim",), 0))
+    env_steps += online + episodes * _eval_len(dataset)  # full-length evaluation episodes
+    return updates + online_updates, env_steps, flops + online_updates * per_update, False
 
 
-def _evaluation_episodes(evals: float, online: bool, full: int, interim: int) -> float:
-    """Episodes over ``evals`` evaluations of a run, of which those ending its phases (one per
-    phase) run ``full`` episodes and the rest ``interim`` (``evaluation_episodes``)."""
-    ends = min(evals, 2 if online else 1)
-    return ends * full + (evals - ends) * evaluation_episodes(full, interim, ends_phase=False)
+def _phase_evaluations(length: float, every: float) -> int:
+    """Evaluations in a phase of ``length`` updates, samples or rounds: one every ``every`` and one
+    at its end, which is the last periodic one when ``every`` divides ``length`` (AntMaze's 2e4
+    updates evaluated every 2500: 8, not 9); none for an empty phase."""
+    if length <= 0:
+        return 0
+    return math.ceil(length / every) if math.isfinite(every) else 1
+
+
+def _phase_episodes(evals: int, full: int, interim: int) -> float:
+    """Episodes of a phase's ``evals`` evaluations: the one ending it runs ``full``, the others
+    ``interim`` where set (``evaluation_episodes``)."""
+    if evals <= 0:
+        return 0.0
+    return full + (evals - 1) * evaluation_episodes(full, interim, ends_phase=False)
 
 
 def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, float]:
@@ -872,12 +882,12 @@ def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, flo
     (it runs the full ``eval_episodes``; the others ``eval_episodes_interim`` where set)."""
     if _odt_layout(cfg):
         updates = cfg.pretrain_updates
-        episodes = _evaluation_episodes(updates / cfg.eval_every_updates, False, cfg.eval_episodes,
-                                        cfg.eval_episodes_interim)
+        episodes = _phase_episodes(_phase_evaluations(updates, cfg.eval_every_updates), cfg.eval_episodes,
+                                   cfg.eval_episodes_interim)
         return updates, episodes * _ep_len(cfg, dataset), updates * _odt_update_flops(cfg)
     d, offline, per_update = _generic(cfg)
-    episodes = _evaluation_episodes(offline / _first(d, ("eval_every_updates",), math.inf), False,
-                                    _first(d, ("eval_episodes",), 10), _first(d, ("eval_episodes_interim",), 0))
+    evals = _phase_evaluations(offline, _first(d, ("eval_every_updates",), math.inf))
+    episodes = _phase_episodes(evals, _first(d, ("eval_episodes",), 10), _first(d, ("eval_episodes_interim",), 0))
     return offline, episodes * _eval_len(dataset), offline * per_update
 
 

@@ -97,8 +97,13 @@ def test_estimate_counts_updates_and_env_steps_of_the_paper_config():
     updates, env_steps, flops, exact = estimate_run(cfg)
     assert exact and updates == pytest.approx(5000 + 400 * 300)  # 200k samples in 500-step episodes
     assert env_steps >= 200_000
-    small = estimate_run(make_config("hopper-medium", "online", "cpu"))
+    cpu = make_config("hopper-medium", "online", "cpu")
+    small = estimate_run(cpu)
     assert small[2] < flops / 50
+    # cpu: 5000 samples in episodes of 500 are 10 rounds, evaluated every 5 (the 5th and the 10th,
+    # which ends the phase), after 3 pretraining evaluations (1000, 2000, 2500): 5 of 10 episodes
+    assert (cpu.online.online_samples, cpu.online.eval_every_rounds, cpu.eval_episodes) == (5000, 5, 10)
+    assert small[1] == pytest.approx(5000 + 5 * 10 * 500)
     est = estimate(expand("table1", "paper", datasets=["hopper-medium"], methods=["odt"]))
     assert est.runs == 10 and "hours" in est.describe() and est.cpu_hours > 100 * est.gpu_hours
 
@@ -110,20 +115,22 @@ def test_antmaze_estimate_counts_its_evaluations_at_the_cap_and_at_antmaze_step_
 
     cfg = make_config("antmaze-umaze", "offline", "cpu")  # 2e4 updates, evaluated every 2500
     _, env_steps, _, _ = estimate_run(cfg, "antmaze-umaze")
-    # 20000 / 2500 + 1 evaluations counted: the one ending the offline phase runs 100 episodes,
-    # the others 20 (the session-43 amendment); before it all nine ran 100
-    assert env_steps == pytest.approx((1 * 100 + 8 * 20) * 700)
+    # 8 evaluations, as the committed DT antmaze-umaze curves have (2500, 5000, ..., 20000): the one
+    # ending the offline phase runs 100 episodes, the other 7 run 20 (the session-43 amendment)
+    assert env_steps == pytest.approx((1 * 100 + 7 * 20) * 700)
     (spec,) = expand("table1", "cpu", seeds=1, datasets=["antmaze-umaze"], methods=["odt-offline"])
-    assert estimate([spec]).env_seconds == pytest.approx((100 + 8 * 20) * 700 * ANTMAZE_STEP_S)
+    assert estimate([spec]).env_seconds == pytest.approx((100 + 7 * 20) * 700 * ANTMAZE_STEP_S)
     full = dataclasses.replace(cfg, eval_episodes_interim=0)
-    assert estimate_run(full, "antmaze-umaze")[1] == pytest.approx(9 * 100 * 700)
-    # IQL: 1.8e5 / 1e4 offline + 5000 / 1000 online + 1 evaluations, two of them ending a phase
+    assert estimate_run(full, "antmaze-umaze")[1] == pytest.approx(8 * 100 * 700)
+    # IQL: 1.8e5 / 1e4 = 18 offline and 5000 / 1000 = 5 online evaluations (23, as the committed
+    # IQL hopper-medium curves have), the two ending a phase at 100 episodes
     iql = iql_config("antmaze-umaze", "cpu")
-    assert estimate_run(iql, "antmaze-umaze")[1] == pytest.approx(5000 + (2 * 100 + 22 * 20) * 700)
+    assert estimate_run(iql, "antmaze-umaze")[1] == pytest.approx(5000 + (2 * 100 + 21 * 20) * 700)
     hopper = make_config("hopper-medium", "offline", "cpu")  # 2500 updates, evaluated every 1000
-    assert estimate_run(hopper, "hopper-medium")[1] == pytest.approx((2500 / 1000 + 1) * 10 * 500)
+    # at 1000, 2000 and the end, 2500: 3 evaluations of 10 episodes of half the cap
+    assert estimate_run(hopper, "hopper-medium")[1] == pytest.approx(3 * 10 * 500)
     (spec,) = expand("table1", "cpu", seeds=1, datasets=["hopper-medium"], methods=["odt-offline"])
-    assert estimate([spec]).env_seconds == pytest.approx(3.5 * 10 * 500 * ENV_STEP_S)
+    assert estimate([spec]).env_seconds == pytest.approx(3 * 10 * 500 * ENV_STEP_S)
 
 
 def test_estimate_of_a_partial_run_counts_what_is_left():
