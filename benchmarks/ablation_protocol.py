@@ -39,6 +39,7 @@ from benchmarks.reproduction import (
     bootstrap_combination,
     directional_verdict,
     emit,
+    number_cell,
 )
 
 EQUIVALENCE = 3.0  # a positive claim whose interval lies inside [-3, +3] does not hold
@@ -473,7 +474,7 @@ def report_lines(data: Data, preset: str, correlations: Sequence[tuple[str, floa
               "| dataset | r | verdict | data |", "|---|---|---|---|"]
     for name, r, note in correlations:
         verdict = "—" if r is None else ("holds" if r > CORRELATION_HOLDS else "does not hold")
-        lines.append(f"| {name} | {'—' if r is None else f'{r:.3f}'} | {verdict} | {note} |")
+        lines.append(f"| {name} | {number_cell(r, '.3f')} | {verdict} | {note} |")
     lines += ["", "## Per seed", "", *details, "", *origin_lines(data), ""]
     return lines
 

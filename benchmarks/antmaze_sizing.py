@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from benchmarks.experiments import EXPERIMENTS
-from benchmarks.reproduction import curve_report_main
+from benchmarks.reproduction import curve_report_main, number_cell
 
 LEARNED = 30.0  # success rate (%) that counts as learning umaze (the example)
 MINUTES = 40.0  # "about 30 minutes of one core per run", with its margin written down
@@ -120,7 +120,7 @@ def report_lines(runs: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
         wide = c.pivot_table(index="updates", columns="seed", values="score", aggfunc="last")
         lines += [f"## {m}", "", "| updates | " + " | ".join(f"seed {s}" for s in wide.columns) + " |",
                   "|---|" + "---|" * len(wide.columns)]
-        lines += [f"| {int(n)} | " + " | ".join("—" if pd.isna(v) else f"{v:.0f}" for v in row) + " |"
+        lines += [f"| {int(n)} | " + " | ".join(number_cell(v) for v in row) + " |"
                   for n, row in wide.iterrows()]
         lines.append("")
     per_update = (done.wall_time / done.updates / 60.0).groupby(done.method).mean().dropna().to_dict()

@@ -288,9 +288,10 @@ def seed_projection(diffs: Sequence[float]) -> SeedProjection | None:
     return SeedProjection(len(x), float(x.mean()), float(x.std(ddof=1)))
 
 
-def _count(x: float) -> str:
-    """A whole-number table cell: '—' where there is no number (nan: no run gave one; inf: never)."""
-    return f"{x:.0f}" if np.isfinite(x) else "—"
+def number_cell(x: float | None, spec: str = ".0f") -> str:
+    """A report's table cell: ``x`` formatted by ``spec`` (default a whole number), '—' where there
+    is no number (None or nan: nothing gave one; inf: never)."""
+    return format(x, spec) if x is not None and np.isfinite(x) else "—"
 
 
 def seed_projection_lines(runs: pd.DataFrame, datasets: Sequence[str]) -> list[str]:
@@ -307,7 +308,7 @@ def seed_projection_lines(runs: pd.DataFrame, datasets: Sequence[str]) -> list[s
         if p is None:
             continue
         lines.append(f"| {d} | {p.n} | {p.mean:+.1f} | {p.sd:.1f} | ±{p.half_width(10):.1f} / "
-                     f"±{p.half_width(20):.1f} | {_count(p.seeds_for_power())} |")
+                     f"±{p.half_width(20):.1f} | {number_cell(p.seeds_for_power())} |")
     return lines
 
 
@@ -567,7 +568,7 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
               "|---|---|---|---|---|"]
     for dataset in dataset_order(runs):
         (odt, odt_n), (iql, iql_n) = (early_gains(curves, runs, dataset, m, reps) for m in ("odt", "iql"))
-        lines.append(f"| {dataset} | {odt.text()} | {_count(odt_n)} | {iql.text()} | {_count(iql_n)} |")
+        lines.append(f"| {dataset} | {odt.text()} | {number_cell(odt_n)} | {iql.text()} | {number_cell(iql_n)} |")
     lines += control_lines(runs, reps)
     if both := control_datasets(runs):
         lines += last_evaluations_lines(curves, runs, both, reps)
