@@ -74,6 +74,18 @@ def test_c2_verdicts_follow_the_protocol(lo, hi, expected):
     assert rp.c2_verdict(Estimate((lo + hi) / 2, lo, hi, 5)) == expected
 
 
+def test_antmaze_c1_is_directional_and_its_c3_two_sided():
+    """The session-45 amendment: the paper's AntMaze C1 is large (+48.6), read as hopper's; its C3
+    is slightly negative on both rows (-0.2, -2.3), so an interval below 0 differs only if it
+    excludes 0, as one above 0 does."""
+    assert rp.c1_verdict("antmaze", Estimate(5.0, 1.0, 9.0, 5)) == "supports"
+    assert rp.c1_verdict("antmaze", Estimate(-1.0, -9.0, 7.0, 5)) == "inconclusive"
+    assert rp.c3_verdict(Estimate(-1.0, -4.0, 2.0, 5), "antmaze-umaze") == "consistent with the paper"
+    assert rp.c3_verdict(Estimate(-9.0, -12.0, -6.0, 5), "antmaze-umaze") == "differs from it"
+    assert rp.c3_verdict(Estimate(9.0, 6.0, 12.0, 5), "antmaze-umaze-diverse") == "differs from it"
+    assert rp.c3_verdict(Estimate(9.0, 6.0, 12.0, 5), "ant-medium") == "consistent with the paper"
+
+
 def test_c3_verdict_and_the_seed_floor():
     assert rp.c3_verdict(Estimate(1.0, -1.0, 3.0, 5)) == "consistent with the paper"
     assert rp.c3_verdict(Estimate(-3.0, -5.0, -1.0, 5)) == "differs from it"
@@ -83,15 +95,17 @@ def test_c3_verdict_and_the_seed_floor():
 
 def test_paper_values_are_the_ones_the_protocol_states():
     # PROTOCOL-table1-rows-cpu.md, C1, from the paper's Table 1 by hand: hopper (30.59 + 2.25) - (2.98 + 4.10)
+    # antmaze (the session-45 amendment): (35.4 + 7.99) - (2.4 - 7.6)
     assert {d: round(rp.paper_c1(d), 1) for d in rp.DOMAINS} == {
-        "hopper": 25.8, "walker2d": 15.2, "halfcheetah": -0.2, "ant": 3.4}
+        "hopper": 25.8, "walker2d": 15.2, "halfcheetah": -0.2, "ant": 3.4, "antmaze": 48.6}
     assert rp.paper_c3("ant-medium") == pytest.approx(91.33 - 93.56)
+    assert rp.paper_c3("antmaze-umaze-diverse") == pytest.approx(50.20 - 52.5)
 
 
 def test_c4_waits_for_all_eight_rows_and_then_sums_them():
     rows = []
     for d in (d for r in rp.DOMAINS.values() for d in r):
-        rows += _row(d, 40.0, 30.0, 35.0, 33.0)
+        rows += _row(d, 40.0, 30.0, 35.0, 33.0)  # AntMaze's rows too: C4 must leave them out
     text = "\n".join(rp.c4_lines(_runs(rows), reps=200))
     # each row: ODT online mean 42 - IQL online 35 = 7; delta ODT 12 - delta IQL 2 = 10
     assert "incomplete" not in text and "+56.0" in text and "+80.0" in text
