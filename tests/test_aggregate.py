@@ -396,6 +396,23 @@ def test_external_rules_accept_consistent_plausible_runs(good_tree):
     assert _external_failures(good_tree, shipped) == []
 
 
+def test_shipped_antmaze_rules_fail_a_cloner_at_zero_not_one_below_half_the_datas_success(tmp_path):
+    """The cpu preset's AntMaze sizing reached 4-26% success at 2e4 updates, under the card floor
+    (half the data's 66% success, less 5): the shipped rules ask such a cell only to beat random
+    (0% success) by 5 points, and still fail a cell that never reaches the goal."""
+    shipped = [r for r in check.load_expected("cpu")["external"]
+               if any(fnmatch.fnmatch("antmaze-umaze", p) for p in r.get("datasets", ["*"]))
+               and r["kind"] in ("dataset_card", "beats_random")]
+    assert {r["kind"] for r in shipped} == {"beats_random"}
+    low, zero = tmp_path / "low", tmp_path / "zero"
+    for s in range(4):
+        real_run(low, "dt", "antmaze-umaze", s, final=20.0 + s, card=(65.98, 100.0))
+        real_run(zero, "dt", "antmaze-umaze", s, final=0.0, card=(65.98, 100.0))
+    assert _external_failures(low, shipped) == []
+    (bad,) = _external_failures(zero, shipped)
+    assert "dt antmaze-umaze" in bad
+
+
 def test_swapped_records_fail_the_consistency_rule(good_tree):
     d = {m: next(good_tree.glob(f"cpu/table1/{m}__hopper-medium__default__s0__*")) for m in ("odt", "odt-offline", "iql", "sac")}
     a, b = (d["odt"] / rec.RECORD).read_bytes(), (d["odt-offline"] / rec.RECORD).read_bytes()
