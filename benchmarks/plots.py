@@ -480,9 +480,35 @@ def draw_offline_length_c3(df, fig):
     return _offline_arm_curves(e, list(C3_ARMS.values()), fig, C3_COLORS)
 
 
-def _offline_arm_curves(e: pd.DataFrame, arms: list[str], fig, colors: dict[str, str] | None = None):
-    """Score against updates per ``arm`` (mean and band over seeds), one panel per dataset;
-    ``colors`` maps each arm to its colour (default: one per arm from the shared palette)."""
+ANTMAZE_ARMS = {"dt": "DT", "odt-offline": "ODT offline", "odt": "ODT's pretraining", "iql": "IQL's offline phase"}
+
+
+def antmaze_offline_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's AntMaze runs, their offline phase only: DT, ODT's offline protocol, ODT's
+    pretraining (its ``odt`` runs; ``odt-control`` shares each seed's) and IQL's offline phase."""
+    keep = df.dataset.str.startswith("antmaze") & df.method.isin(set(ANTMAZE_ARMS))
+    return df[keep & (df.phase == "pretrain")]
+
+
+def draw_antmaze_offline(df, fig):
+    """How each method's AntMaze success grows over its offline phase, at each evaluation, one
+    panel per dataset. x is the share of the method's own offline updates, so that IQL's 1.8e5
+    and the others' 2e4 end at the same place; the dashed line is the sizing protocol's 30%."""
+    e = evals(df)
+    e = e.assign(arm=e.method.map(ANTMAZE_ARMS),
+                 offline_share=100.0 * e.updates / e.groupby("run_id").updates.transform("max"))
+    drawn = _offline_arm_curves(e, [a for a in ANTMAZE_ARMS.values() if a in set(e.arm)], fig,
+                                x="offline_share", xlabel="share of the method's offline updates (%)")
+    for ax in fig.axes:
+        ax.axhline(ANTMAZE_LEARNED, color="grey", ls="--", lw=0.8)
+        ax.set_ylabel("success rate (%)")
+    return drawn
+
+
+def _offline_arm_curves(e: pd.DataFrame, arms: list[str], fig, colors: dict[str, str] | None = None,
+                        x: str = "updates", xlabel: str = "gradient updates"):
+    """Score against ``x`` (default updates) per ``arm`` (mean and band over seeds), one panel per
+    dataset; ``colors`` maps each arm to its colour (default: one per arm from the shared palette)."""
     y = _y(e)
     facets = _facet_order(e.dataset, "dataset")
     axes = fig.subplots(1, len(facets), squeeze=False).ravel()
@@ -491,14 +517,14 @@ def _offline_arm_curves(e: pd.DataFrame, arms: list[str], fig, colors: dict[str,
     for ax, dataset in zip(axes, facets):
         sub = e[e.dataset == dataset]
         present = [a for a in arms if a in set(sub.arm)]
-        sns.lineplot(sub, x="updates", y=y, hue="arm", hue_order=present, palette=colors, marker="o",
+        sns.lineplot(sub, x=x, y=y, hue="arm", hue_order=present, palette=colors, marker="o",
                      errorbar=BAND, ax=ax, **BOOT)
         _legend_with_seed_counts(ax, sub, "arm")
         sns.move_legend(ax, "upper left", bbox_to_anchor=(0.0, -0.18), title=None, frameon=False)  # off the curves
         ax.set_title(dataset)
-        ax.set_xlabel("gradient updates")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("normalized return" if y == "score_mean" else "return")
-    return e[["run_id", "experiment", "method", "dataset", "seed", "arm", "updates", y]]
+    return e[["run_id", "experiment", "method", "dataset", "seed", "arm", *dict.fromkeys(["updates", x]), y]]
 
 
 def draw_buffer_size(df, fig):
@@ -568,6 +594,10 @@ FIGURES = [
            draw_variant_curves_by_updates, (14, 3.5)),
     Figure("antmaze_sizing", "antmaze_sizing", "Tuning (seeds 100-101): success rate on antmaze-umaze against updates "
            "(dashed: 30%, the protocol's 'learned')", draw_antmaze_sizing, (14, 3.5)),
+    Figure("antmaze_offline", "table1", "Table 1's AntMaze rows: success rate over each method's offline phase "
+           "(DT, ODT offline, ODT's pretraining: 2e4 updates; IQL: 1.8e5; dashed: 30%; each point 20 episodes, "
+           "the last 100)" + CURVE_BAND,
+           draw_antmaze_offline, (12, 5), select=antmaze_offline_runs),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda",
            draw_convergence, (14, 3.5), select=convergence_runs),
     Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)" + CURVE_BAND, draw_stoch, (10, 4)),

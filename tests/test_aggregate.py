@@ -1033,6 +1033,38 @@ def test_offline_length_c3_figure_draws_dt_and_odt_offline_at_both_lengths_on_it
         "ODT offline, 2500 updates (Table 1)": 2500, "DT, 2500 updates (Table 1)": 2500}
 
 
+def test_antmaze_offline_figure_draws_each_methods_offline_phase_on_its_own_share_of_updates():
+    """IQL's 1.8e5 offline updates and DT's 2e4 both end at 100%; nothing online, no locomotion
+    row and no odt-control (it shares ODT's pretraining) is drawn."""
+    import matplotlib.pyplot as plt
+
+    def run(method, dataset, seed, points):
+        return [{"run_id": f"{method}-{dataset}-{seed}", "experiment": "table1", "method": method,
+                 "dataset": dataset, "seed": seed, "status": "complete", "phase": phase, "updates": u,
+                 "online_samples": 0 if phase == "pretrain" else 5000, "step": u, "score_mean": 10.0 * seed}
+                for phase, u in points]
+
+    rows = []
+    for seed in (0, 1):
+        rows += run("dt", "antmaze-umaze", seed, [("pretrain", u) for u in (5000, 10_000, 20_000)])
+        rows += run("iql", "antmaze-umaze", seed, [("pretrain", u) for u in (90_000, 180_000)] + [("online", 181_000)])
+        rows += run("odt", "antmaze-umaze", seed, [("pretrain", 10_000), ("pretrain", 20_000), ("online", 21_500)])
+        rows += run("odt-control", "antmaze-umaze", seed, [("pretrain", 20_000), ("online", 21_500)])
+        rows += run("dt", "hopper-medium", seed, [("pretrain", 2500)])
+    spec = next(f for f in plots.FIGURES if f.name == "antmaze_offline")
+    chosen = plots._runs_of(spec, pd.DataFrame(rows))
+    assert set(chosen.dataset) == {"antmaze-umaze"} and set(chosen.method) == {"dt", "iql", "odt"}
+    assert (chosen.phase == "pretrain").all()
+    fig = plt.figure()
+    drawn = plots.draw_antmaze_offline(chosen, fig)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    plt.close(fig)
+    assert legend == ["DT (n=2)", "ODT's pretraining (n=2)", "IQL's offline phase (n=2)"]
+    share = drawn.groupby("arm").offline_share
+    assert share.max().to_dict() == {"DT": 100.0, "ODT's pretraining": 100.0, "IQL's offline phase": 100.0}
+    assert share.min().to_dict() == {"DT": 25.0, "ODT's pretraining": 50.0, "IQL's offline phase": 50.0}
+
+
 def test_a_grid_figures_legend_is_titled_by_the_field_it_compares():
     import matplotlib.pyplot as plt
     rows = [{"run_id": f"{pos}-{wd}-{seed}", "dataset": "walker2d-medium", "method": "odt",
