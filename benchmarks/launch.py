@@ -53,7 +53,13 @@ from benchmarks.job import (
     spec_config,
 )
 from benchmarks.loggers import require_loggers
-from odt.config import ConfigError, domain_defaults, evaluation_episodes, is_antmaze
+from odt.config import (
+    ConfigError,
+    domain_defaults,
+    evaluation_episodes,
+    is_antmaze,
+    phase_evaluations,
+)
 from odt.progress import progress_bar
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
@@ -846,26 +852,17 @@ def estimate_run(cfg: Any, dataset: str = "") -> tuple[float, float, float, bool
         o, ep_len = cfg.online, _ep_len(cfg, dataset)
         rounds = o.online_samples / ep_len
         online_updates = rounds * o.updates_per_round
-        evals = _phase_evaluations(math.ceil(rounds), o.eval_every_rounds)
+        evals = phase_evaluations(math.ceil(rounds), o.eval_every_rounds)
         episodes = _phase_episodes(evals, cfg.eval_episodes, cfg.eval_episodes_interim)
         return (updates + online_updates, env_steps + o.online_samples + episodes * ep_len,
                 flops + online_updates * _odt_update_flops(cfg), True)
     d, _, per_update = _generic(cfg)
     online = _first(d, ("online_samples", "online_steps", "total_steps", "env_steps"), 0)
     online_updates = online * _first(d, ("updates_per_step", "utd"), 1)
-    evals = _phase_evaluations(online, _first(d, ("eval_every_samples", "eval_every"), math.inf))
+    evals = phase_evaluations(online, _first(d, ("eval_every_samples", "eval_every"), math.inf))
     episodes = _phase_episodes(evals, _first(d, ("eval_episodes",), 10), _first(d, ("eval_episodes_interim",), 0))
     env_steps += online + episodes * _eval_len(dataset)  # full-length evaluation episodes
     return updates + online_updates, env_steps, flops + online_updates * per_update, False
-
-
-def _phase_evaluations(length: float, every: float) -> int:
-    """Evaluations in a phase of ``length`` updates, samples or rounds: one every ``every`` and one
-    at its end, which is the last periodic one when ``every`` divides ``length`` (AntMaze's 2e4
-    updates evaluated every 2500: 8, not 9); none for an empty phase."""
-    if length <= 0:
-        return 0
-    return math.ceil(length / every) if math.isfinite(every) else 1
 
 
 def _phase_episodes(evals: int, full: int, interim: int) -> float:
@@ -882,11 +879,11 @@ def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, flo
     (it runs the full ``eval_episodes``; the others ``eval_episodes_interim`` where set)."""
     if _odt_layout(cfg):
         updates = cfg.pretrain_updates
-        episodes = _phase_episodes(_phase_evaluations(updates, cfg.eval_every_updates), cfg.eval_episodes,
+        episodes = _phase_episodes(phase_evaluations(updates, cfg.eval_every_updates), cfg.eval_episodes,
                                    cfg.eval_episodes_interim)
         return updates, episodes * _ep_len(cfg, dataset), updates * _odt_update_flops(cfg)
     d, offline, per_update = _generic(cfg)
-    evals = _phase_evaluations(offline, _first(d, ("eval_every_updates",), math.inf))
+    evals = phase_evaluations(offline, _first(d, ("eval_every_updates",), math.inf))
     episodes = _phase_episodes(evals, _first(d, ("eval_episodes",), 10), _first(d, ("eval_episodes_interim",), 0))
     return offline, episodes * _eval_len(dataset), offline * per_update
 

@@ -46,7 +46,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from odt.buffer import TrajectoryBuffer
 from odt.checkpoint import atomic_write_bytes
-from odt.config import ConfigError, apply_overrides, make_config
+from odt.config import ConfigError, apply_overrides, make_config, phase_evaluations
 from odt.progress import progress_bar
 from odt.rollout import run_episodes
 from odt.runtime import keep_freed_memory_in_heap
@@ -146,8 +146,7 @@ def estimate_run(pretrain_updates: int, online_samples: int, updates_per_round: 
     """
     rounds = math.ceil(online_samples / episode_length) if online_samples else 0
     online_updates = rounds * updates_per_round
-    evals = (pretrain_updates - 1) // eval_every_updates + 1 + (rounds // eval_every_rounds
-                                                                   + (rounds % eval_every_rounds != 0))
+    evals = phase_evaluations(pretrain_updates, eval_every_updates) + phase_evaluations(rounds, eval_every_rounds)
     parts = {
         "pretrain_s": pretrain_updates * step_ms / 1e3,
         "online_updates_s": online_updates * step_ms / 1e3,

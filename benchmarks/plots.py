@@ -35,7 +35,7 @@ from benchmarks import records as rec  # noqa: E402
 from benchmarks.antmaze_sizing import LEARNED as ANTMAZE_LEARNED  # noqa: E402
 from benchmarks.experiments import ACTION_DIMS, TABLE1_DATASETS, target_entropy  # noqa: E402
 from odt.checkpoint import atomic_write_bytes  # noqa: E402
-from odt.config import PRESETS  # noqa: E402
+from odt.config import PRESETS, is_antmaze  # noqa: E402
 
 EVAL_PHASES = ("pretrain", "online")
 BAND = ("ci", 95)
@@ -486,7 +486,7 @@ ANTMAZE_ARMS = {"dt": "DT", "odt-offline": "ODT offline", "odt": "ODT's pretrain
 def antmaze_offline_runs(df: pd.DataFrame) -> pd.DataFrame:
     """Table 1's AntMaze runs, their offline phase only: DT, ODT's offline protocol, ODT's
     pretraining (its ``odt`` runs; ``odt-control`` shares each seed's) and IQL's offline phase."""
-    keep = df.dataset.str.startswith("antmaze") & df.method.isin(set(ANTMAZE_ARMS))
+    keep = df.dataset.map(is_antmaze) & df.method.isin(set(ANTMAZE_ARMS))
     return df[keep & (df.phase == "pretrain")]
 
 

@@ -212,6 +212,16 @@ PAPER_ONLINE_TABLE: dict[str, dict[str, Any]] = {
 }
 
 
+def phase_evaluations(length: float, every: float) -> int:
+    """Evaluations the trainers make in a phase of ``length`` updates, samples or rounds: one every
+    ``every`` and one at its end, which is the last periodic one when ``every`` divides ``length``
+    (2e4 updates evaluated every 2500: 8, not 9); none for an empty phase, one (its end) when
+    ``every`` is infinite."""
+    if length <= 0:
+        return 0
+    return math.ceil(length / every) if math.isfinite(every) else 1
+
+
 def evaluation_episodes(eval_episodes: int, interim: int, ends_phase: bool) -> int:
     """Episodes of one evaluation: ``eval_episodes`` at the end of a phase (the score a table
     reads), ``interim`` (where > 0) at the evaluations in between, which only draw the curve."""
