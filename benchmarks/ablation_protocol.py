@@ -480,16 +480,20 @@ def report_lines(data: Data, preset: str, correlations: Sequence[tuple[str, floa
 
 
 def origin_lines(data: Data) -> list[str]:
-    """Where each experiment's complete runs ran (code, CPU, torch, data file; a mix is counted)."""
+    """Where each experiment's complete runs ran (code, CPU, torch, data file; a mix is counted)
+    and the CPU core-hours they took."""
     lines = ["## Where the runs ran", "",
              "Per experiment with complete runs, over its variants and datasets; a mixed column lists "
-             "each value with its number of runs. Table 1's runs (Figs. 2 and 11) are listed per cell "
+             "each value with its number of runs; core-h: the CPU core-hours of those runs (each run's "
+             "one attempt, or the compute time a resumed run's counters kept, times its torch threads). "
+             "Table 1's runs (Figs. 2 and 11) are listed per cell "
              "in Table 1's own section of the same name.", "",
-             "| experiment | runs | " + " | ".join(agg.ORIGIN.values()) + " |", "|---|---|" + "---|" * len(agg.ORIGIN)]
+             "| experiment | runs | core-h | " + " | ".join(agg.ORIGIN.values()) + " |",
+             "|---|---|---|" + "---|" * len(agg.ORIGIN)]
     for experiment, runs in sorted(data.runs.items()):
         ok = runs[runs.status == "complete"] if experiment != "table1" else runs.iloc[:0]
         if not ok.empty:
-            lines.append(f"| {experiment} | {len(ok)} | " + " | ".join(agg.origin_cells(ok)) + " |")
+            lines.append(f"| {experiment} | {len(ok)} | {agg.core_hours_cell(ok)} | " + " | ".join(agg.origin_cells(ok)) + " |")
     return lines
 
 

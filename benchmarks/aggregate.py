@@ -5,7 +5,7 @@
   curve row yet (failed early, or still running) contributes one row with empty metrics, so
   nothing on disk is silently dropped. Every table and figure is a groupby over this frame.
 * :func:`load_runs`: one row per run from its final record (final/offline score and return,
-  status, error, wall time, dataset source) and where it ran (:func:`origin`: code version, CPU
+  status, error, wall time, CPU core-seconds, dataset source) and where it ran (:func:`origin`: code version, CPU
   model, torch version, dataset file).
 * :func:`rliable_summary`: IQM and optimality gap with stratified bootstrap confidence
   intervals, and the probability of improvement of one column over another (rliable).
@@ -62,6 +62,7 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
     for directory in rec.iter_run_dirs(root, preset, experiment):
         record = rec.read_record(directory) or {}
         provenance = _provenance(directory)
+        attempts = rec.read_attempts(directory)
         source = provenance.get("source")
         rows.append({
             **_spec_row(directory), "status": rec.status_of(directory),
@@ -70,16 +71,17 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
             "wall_time": (record.get("counters") or {}).get("wall_time"),
             "updates": (record.get("counters") or {}).get("updates"),
             "online_samples": (record.get("counters") or {}).get("online_samples"),
-            "attempts": record.get("attempts"), "error": record.get("error"),
+            "attempts": record.get("attempts"), "core_seconds": rec.core_seconds(record, attempts),
+            "error": record.get("error"),
             "data_source": source, "scoring": _scoring(provenance), "path": str(directory),
-            **origin(directory, provenance),
+            **origin(attempts, provenance),
         })
     columns = [*FACTORS, "overrides", "final_score", "offline_score", "final_return", "offline_return",
-               "wall_time", "updates", "online_samples", "attempts", "error", "data_source", "scoring",
+               "wall_time", "updates", "online_samples", "attempts", "core_seconds", "error", "data_source", "scoring",
                "path", *ORIGIN]
     df = pd.DataFrame(rows, columns=columns)
     for c in ("final_score", "offline_score", "final_return", "offline_return", "wall_time",
-              "updates", "online_samples"):
+              "updates", "online_samples", "core_seconds"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
     return df.sort_values(["preset", "experiment", "run_id"], kind="stable").reset_index(drop=True)
 
@@ -93,13 +95,12 @@ def _provenance(directory: Path) -> dict:
 ORIGIN = {"code": "code", "cpu": "CPU", "torch": "torch", "data_file": "data file"}
 
 
-def origin(directory: Path, provenance: dict) -> dict[str, str | None]:
+def origin(attempts: list[dict], provenance: dict) -> dict[str, str | None]:
     """Where a run ran, from its ``environment.json`` (one entry per attempt) and its dataset's
     provenance: ``code`` (short git sha, ``+dirty`` for uncommitted changes, ``outside git``),
     ``cpu`` (CPU model, ``+ CUDA GPU`` where the run saw one), ``torch`` (version) and
     ``data_file`` (the dataset's content hash, 8 digits). A run resumed under another value lists
     each in attempt order (``a then b``); a value no attempt recorded is None."""
-    attempts = rec.read_attempts(directory)
 
     def code(a: dict) -> str | None:
         if "git_sha" not in a:
@@ -124,6 +125,16 @@ def tally(values: pd.Series) -> str:
     """"a" when every run has one value, else "a (3), b (2)" (most runs first, then by name)."""
     counts = sorted(values.fillna("not recorded").value_counts().items(), key=lambda kv: (-kv[1], str(kv[0])))
     return str(counts[0][0]) if len(counts) == 1 else ", ".join(f"{v} ({n})" for v, n in counts)
+
+
+def core_hours_cell(runs: pd.DataFrame) -> str:
+    """The CPU core-hours ``runs`` took (``records.core_seconds`` summed): "2.41", or
+    ">= 2.41 (1 of 5 not timed)" where some run's records cannot say (a GPU run, a follower resumed
+    over attempts, a run made before its attempts were recorded)."""
+    seconds = runs["core_seconds"]
+    hours = f"{seconds.sum() / 3600:.2f}"
+    untimed = int(seconds.isna().sum())
+    return hours if untimed == 0 else f">= {hours} ({untimed} of {len(runs)} not timed)"
 
 
 def origin_cells(runs: pd.DataFrame) -> list[str]:

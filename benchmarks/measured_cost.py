@@ -8,11 +8,8 @@ dataset, config up to the seed, g_eval sweep, and whether the run started from a
 pretraining), their measured time is the better price: a 10-seed plan whose first seeds
 are done, or a batch resumed on the machine that ran its first half.
 
-A run's cost is the seconds of its one attempt (``attempt_seconds``), or for a run resumed over
-several attempts the compute time its counters kept (``counters.wall_time``; a run that started
-from another run's pretraining has that run's time in it too, so it is not used). Seconds count
-as core-seconds times the attempt's torch threads (an upper bound for threads > 1). Only runs
-made without CUDA are used: they price CPU time.
+A run's cost is ``records.core_seconds`` (its one attempt's seconds, or the compute time a resumed
+run's counters kept, times its torch threads); runs that saw CUDA are not used: they price CPU time.
 """
 from __future__ import annotations
 
@@ -49,20 +46,6 @@ def _without_seed(config: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in config.items() if k != "seed"}
 
 
-def core_seconds_of(record: Mapping[str, Any], attempts: list[dict]) -> float | None:
-    """The CPU core-seconds a complete run took, or None when its records cannot say (see the
-    module docstring) or it ran with CUDA."""
-    if record.get("status") != "complete" or not attempts or any(a.get("cuda") for a in attempts):
-        return None
-    threads = max(1, int(attempts[-1].get("torch_threads") or 1))
-    if len(attempts) == 1 and isinstance(record.get("attempt_seconds"), (int, float)):
-        return float(record["attempt_seconds"]) * threads
-    wall = (record.get("counters") or {}).get("wall_time")
-    if record.get("pretraining_from") is None and isinstance(wall, (int, float)):
-        return float(wall) * threads
-    return None
-
-
 def timed_runs(root: Path | str, preset: str) -> dict[Computation, list[TimedRun]]:
     """The complete, timeable runs under ``root`` at ``preset`` (every experiment), by computation."""
     out: dict[Computation, list[TimedRun]] = {}
@@ -71,7 +54,7 @@ def timed_runs(root: Path | str, preset: str) -> dict[Computation, list[TimedRun
         if record is None or record.get("status") != "complete" or not (directory / rec.CONFIG).exists():
             continue
         attempts = rec.read_attempts(directory)
-        seconds = core_seconds_of(record, attempts)
+        seconds = rec.core_seconds(record, attempts)
         config = rec.read_json(directory / rec.CONFIG)
         if seconds is None or not isinstance(config, dict):
             continue

@@ -270,6 +270,24 @@ def read_attempts(directory: Path) -> list[dict]:
     return list(read_json(path).get("attempts") or []) if path.exists() else []
 
 
+def core_seconds(record: dict, attempts: list[dict]) -> float | None:
+    """The CPU core-seconds a complete run took, or None where its records cannot say: the
+    seconds of its one attempt (``attempt_seconds``), or for a run resumed over several attempts
+    the compute time its counters kept (``counters.wall_time``; not for a run that started from
+    another run's pretraining, whose counters hold that run's time too), times the last attempt's
+    torch threads (an upper bound for threads > 1). None for a run that is not complete or that
+    saw CUDA (GPU seconds do not price CPU time)."""
+    if record.get("status") != "complete" or not attempts or any(a.get("cuda") for a in attempts):
+        return None
+    threads = max(1, int(attempts[-1].get("torch_threads") or 1))
+    if len(attempts) == 1 and isinstance(record.get("attempt_seconds"), (int, float)):
+        return float(record["attempt_seconds"]) * threads
+    wall = (record.get("counters") or {}).get("wall_time")
+    if record.get("pretraining_from") is None and isinstance(wall, (int, float)):
+        return float(wall) * threads
+    return None
+
+
 def record_attempt(directory: Path, log_path: str | None) -> int:
     """Append this attempt's environment to environment.json; returns the attempt number.
     ``log_path`` is stored as given (the runner passes it relative to the results root)."""

@@ -236,15 +236,16 @@ def samples_used(runs: pd.DataFrame) -> list[list[str]]:
 
 def cell_origins(runs: pd.DataFrame) -> list[list[str]]:
     """Where each Table 1 cell's complete runs ran, one row per (dataset, method) with runs: their
-    count, code versions, CPU models, torch versions and dataset files (content hashes). A cell
-    whose runs differ in one of them lists each value with its number of runs."""
+    count, the CPU core-hours they took, code versions, CPU models, torch versions and dataset
+    files (content hashes). A cell whose runs differ in one of them lists each value with its
+    number of runs."""
     ok = runs[runs.status == "complete"]
     rows = []
     for d in TABLE1_DATASETS:
         for method, label in METHOD_LABELS.items():
             sel = ok[(ok.method == method) & (ok.dataset == d)]
             if not sel.empty:
-                rows.append([d, label, str(len(sel)), *agg.origin_cells(sel)])
+                rows.append([d, label, str(len(sel)), agg.core_hours_cell(sel), *agg.origin_cells(sel)])
     return rows
 
 
@@ -309,8 +310,9 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         "thread count and versions. Code before 35fa65d counted the tables a launch regenerates "
         "as uncommitted changes, so its runs' +dirty can be tables only; runs since list the "
         "changed paths in `environment.json` (`git_changed`).\n",
-        _render(["dataset", "method", "runs", *agg.ORIGIN.values()],
+        _render(["dataset", "method", "runs", "core-h", *agg.ORIGIN.values()],
                 cell_origins(runs), False, ""),
+        f"{_compute_total(runs)}\n",
         "## Aggregates over tasks (rliable)\n",
         "IQM and optimality gap of the normalized score / 100, 95% stratified bootstrap CIs over "
         "runs, every method over the same Gym datasets, those where each method but SAC has "
@@ -319,6 +321,14 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         "dataset; a cell with fewer runs is in the table above, not here. P(X > Y): probability "
         "of improvement over the same datasets.\n",
         _render(*rl, False, "")])
+
+
+def _compute_total(runs: pd.DataFrame) -> str:
+    """One sentence: the CPU core-hours all of Table 1's complete cells' runs took."""
+    ok = runs[(runs.status == "complete") & runs.dataset.isin(TABLE1_DATASETS) & runs.method.isin(list(METHOD_LABELS))]
+    return (f"core-h: CPU core-hours of the cell's complete runs (each run's one attempt, or the compute "
+            f"time a resumed run's counters kept, times its torch threads). All cells: "
+            f"{agg.core_hours_cell(ok)} core-hours over {len(ok)} runs.")
 
 
 def _task_list(summary: dict) -> str:

@@ -290,5 +290,5 @@ def test_report_says_where_each_experiments_runs_ran(tmp_path):
     fake_run(root, "odt", "hopper-medium", 0, experiment="table1", preset="cpu")
     text = "\n".join(ap.report_lines(ap.load(root, "cpu", reps=200), "cpu"))
     where = text[text.index("## Where the runs ran"):]
-    assert "| hindsight | 10 | fffffff | AMD EPYC (6), Intel Xeon (4) | 2.13.0+cpu | ab12cd34 |" in where
+    assert "| hindsight | 10 | 0.00 | fffffff | AMD EPYC (6), Intel Xeon (4) | 2.13.0+cpu | ab12cd34 |" in where
     assert "| table1 |" not in where

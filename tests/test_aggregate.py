@@ -1110,17 +1110,46 @@ def test_each_table1_cell_says_where_its_runs_ran(tmp_path):
     assert (third.code, third.cpu, third.torch, third.data_file) == (
         "aaaaaaa then bbbbbbb+dirty", "AMD EPYC then Intel Xeon", "2.13.0+cpu then 2.11.0", "ab12cd34")
     rows = {r[1]: r for r in tables.cell_origins(runs)}
-    assert rows["DT"] == ["hopper-medium", "DT", "3", "aaaaaaa", "AMD EPYC", "2.13.0+cpu", "ffff0000"]
-    assert rows["IQL"][2:] == ["3", "aaaaaaa (2), aaaaaaa then bbbbbbb+dirty (1)",
+    assert rows["DT"] == ["hopper-medium", "DT", "3", "0.00", "aaaaaaa", "AMD EPYC", "2.13.0+cpu", "ffff0000"]
+    assert rows["IQL"][2:] == ["3", "0.00", "aaaaaaa (2), aaaaaaa then bbbbbbb+dirty (1)",
                                "AMD EPYC (2), AMD EPYC then Intel Xeon (1)",
                                "2.13.0+cpu (2), 2.13.0+cpu then 2.11.0 (1)", "ab12cd34"]
-    assert rows["SAC"][3] == "outside git"
+    assert rows["SAC"][4] == "outside git"
     gpu_run = rec.run_dir(root, fake_run(root, "odt", "hopper-medium", 0))
     rec.write_json(gpu_run / rec.ENVIRONMENT, {"attempts": [{"git_sha": "d" * 40, "git_dirty": False,
                                                              "cpu_model": "Intel Xeon", "cuda": True}]})
     assert agg.load_runs(root).query("method == 'odt'").cpu.tolist() == ["Intel Xeon + CUDA GPU"]
     text = tables.table1_text(runs, "smoke", reps=50)
-    assert "## Where each cell's runs ran" in text and "| hopper-medium | DT | 3 | aaaaaaa |" in text
+    assert "## Where each cell's runs ran" in text and "| hopper-medium | DT | 3 | 0.00 | aaaaaaa |" in text
+
+
+def _took(root, spec, seconds=None, wall_time=None, attempts=1, threads=1, cuda=False):
+    """Give a fake complete run the timing a real run records: its attempts (torch threads, CUDA)
+    and the seconds of its one attempt or, resumed, the compute time its counters kept."""
+    d = rec.run_dir(root, spec)
+    rec.write_json(d / rec.ENVIRONMENT, {"attempts": [{"torch_threads": threads, "cuda": cuda}] * attempts})
+    record = rec.read_json(d / rec.RECORD)
+    record.update(attempt_seconds=seconds, counters={"wall_time": wall_time})
+    rec.write_json(d / rec.RECORD, record)
+
+
+def test_each_table1_cell_says_the_cpu_core_hours_its_runs_took(tmp_path):
+    """DT: three one-attempt runs of 0.5, 1 and 1.5 h, the last at two threads (3 h of cores):
+    4.5 core-h. IQL: a run resumed over two attempts whose counters kept 2 h, and a GPU run, which
+    prices no CPU time and is said to be untimed. A partial run is not counted. The total sums
+    every complete cell's runs."""
+    root = tmp_path / "results"
+    for s, (seconds, threads) in enumerate([(1800, 1), (3600, 1), (5400, 2)]):
+        _took(root, fake_run(root, "dt", "hopper-medium", s), seconds=seconds, threads=threads)
+    _took(root, fake_run(root, "iql", "hopper-medium", 0), seconds=900, wall_time=7200, attempts=2)
+    _took(root, fake_run(root, "iql", "hopper-medium", 1), seconds=600, cuda=True)
+    fake_run(root, "dt", "hopper-medium", 3, status="partial")
+    runs = agg.load_runs(root)
+    rows = {r[1]: r for r in tables.cell_origins(runs)}
+    assert rows["DT"][2:4] == ["3", "4.50"]
+    assert rows["IQL"][2:4] == ["2", ">= 2.00 (1 of 2 not timed)"]
+    text = tables.table1_text(runs, "smoke", reps=50)
+    assert "All cells: >= 6.50 (1 of 5 not timed) core-hours over 5 runs." in text
 
 
 def test_derive_for_named_datasets_replaces_only_their_rules(tmp_path, capsys):

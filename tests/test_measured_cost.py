@@ -80,8 +80,8 @@ def test_cost_of_one_record(kwargs, expected):
     attempts = [{"cuda": kwargs.get("cuda", False), "torch_threads": kwargs.get("threads", 1)}] * kwargs["attempts"]
     record = {"status": "complete", "attempt_seconds": 40.0, "counters": {"wall_time": kwargs.get("wall_time")},
               "pretraining_from": kwargs.get("pretraining_from")}
-    assert measured_cost.core_seconds_of(record, attempts) == expected
-    assert measured_cost.core_seconds_of({**record, "status": "partial"}, attempts) is None
+    assert rec.core_seconds(record, attempts) == expected
+    assert rec.core_seconds({**record, "status": "partial"}, attempts) is None
 
 
 def test_runs_that_start_from_shared_pretraining_are_priced_only_by_their_like(tmp_path):
