@@ -29,6 +29,7 @@ import os
 import shlex
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -49,6 +50,7 @@ from benchmarks.job import (
     RunJob,
     check_config_unchanged,
     config_dict,
+    config_drift,
     held_elsewhere,
     spec_config,
 )
@@ -744,13 +746,17 @@ class Estimate:
     timed_seconds: float = 0.0  # their measured CPU core-seconds (medians of their computations)
     timed_model_seconds: float = 0.0  # what the FLOP model would have said for them
     timed_on: set[str] = field(default_factory=set)  # CPU models the measurements came from
+    calibrated_runs: int = 0  # the other runs whose method and domain have complete runs (calibration)
+    calibrated_extra_seconds: float = 0.0  # what scaling them by those runs' measured / model adds
+    calibration_ratios: list[float] = field(default_factory=list)  # the factor each was scaled by
 
     @property
     def cpu_hours(self) -> float:
         """CPU core-hours (one thread per run): measured where complete runs of the same
-        computation exist, else the FLOP and environment-step model."""
+        computation exist, else the FLOP and environment-step model, scaled where complete runs
+        of the same method and domain say how far off it is (``calibration``)."""
         model = self.flops / CPU_CORE_FLOPS + self.env_seconds - self.timed_model_seconds
-        return (model + self.timed_seconds) / 3600
+        return (model + self.timed_seconds + self.calibrated_extra_seconds) / 3600
 
     @property
     def gpu_hours(self) -> float:
@@ -782,6 +788,11 @@ class Estimate:
             text += (f"; CPU time of {which} measured (median of complete runs of the same config in the "
                      f"results folder, timed on {machines})"
                      + ("" if self.timed_runs == self.runs else ", the rest modelled"))
+        if self.calibrated_runs:
+            lo, hi = min(self.calibration_ratios), max(self.calibration_ratios)
+            span = f"x{lo:.2g}" if f"{lo:.2g}" == f"{hi:.2g}" else f"x{lo:.2g}-{hi:.2g}"
+            text += (f"; {self.calibrated_runs} modelled run{'s' if self.calibrated_runs != 1 else ''} scaled "
+                     f"({span}) by what complete runs of the same method and domain took against the model")
         if self.rough:
             text += (f" (per-update cost of {', '.join(sorted(set(self.rough)))} estimated as MLPs "
                      f"from generic config fields)")
@@ -888,6 +899,46 @@ def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, flo
     return offline, episodes * _eval_len(dataset), offline * per_update
 
 
+def model_seconds(cfg: Any, dataset: str, follower: bool = False) -> float:
+    """The model's CPU seconds for one run of ``cfg`` on ``dataset`` (FLOPs at ``CPU_CORE_FLOPS``
+    plus environment steps), without its pretraining where ``follower``."""
+    _, e, f, _ = estimate_run(cfg, dataset)
+    if follower:
+        _, pe, pf = estimate_pretraining(cfg, dataset)
+        e, f = e - pe, f - pf
+    return f / CPU_CORE_FLOPS + e * env_step_seconds(dataset)
+
+
+def domain_of(dataset: str) -> str:
+    """The environment family a dataset's runs share: hopper, walker2d, halfcheetah, ant, antmaze."""
+    return dataset.split("-")[0]
+
+
+def calibration(timed: dict[measured_cost.Computation, list[measured_cost.TimedRun]],
+                cpu_model: str | None = None) -> dict[tuple[str, str], float]:
+    """(method, domain) -> the median over its complete runs of measured core-seconds / the
+    model's seconds for the same run: how far off the model is for that method on that domain
+    (timed on ``cpu_model`` where some were). Left out: runs that sweep g_eval (evaluations the
+    model does not price), and runs whose config the current code does not rebuild from their
+    spec as it ran (the model would price another computation)."""
+    ratios: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for key, runs in timed.items():
+        if key.g_eval_sweep:
+            continue
+        for t in runs:
+            cfg = _config_or_none(t.spec) if t.spec is not None else None
+            if cfg is None or config_drift(t.config, {k: v for k, v in config_dict(cfg).items() if k != "seed"}):
+                continue
+            model = model_seconds(cfg, key.dataset, key.from_shared_pretraining)
+            if model > 0:
+                ratios.setdefault((key.method, domain_of(key.dataset)), []).append((t.cpu_model, t.core_seconds / model))
+    out = {}
+    for k, pairs in ratios.items():
+        here = [r for cpu, r in pairs if cpu == cpu_model]
+        out[k] = statistics.median(here or [r for _, r in pairs])
+    return out
+
+
 def remaining_fraction(full_updates: float, own_updates: float, done_updates: float) -> float:
     """The share of a run's own cost still to pay when it resumes from ``done_updates`` (its
     last evaluation; it resumes from a checkpoint at or after it). ``full_updates`` counts the
@@ -911,6 +962,7 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
     left of those. ``cpu_model``: the CPU the runs will have, when known (a local launch); runs
     timed on it are preferred where there are any."""
     est = Estimate(runs=len(specs))
+    ratios = calibration(timed, cpu_model) if timed else {}
     configs = [spec_config(s) for s in specs]
     groups = pretraining_groups(specs, configs) if reuse_pretraining else [None] * len(specs)
     from_disk = (saved or set()) if reuse_pretraining else set()
@@ -934,6 +986,11 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
             est.timed_seconds += measured_cost.median_core_seconds(same) * left
             est.timed_model_seconds += f / CPU_CORE_FLOPS + e * env_step_seconds(s.dataset)
             est.timed_on.update(t.cpu_model for t in same)
+        elif (s.method, domain_of(s.dataset)) in ratios:
+            ratio = ratios[(s.method, domain_of(s.dataset))]
+            est.calibrated_runs += 1
+            est.calibrated_extra_seconds += (f / CPU_CORE_FLOPS + e * env_step_seconds(s.dataset)) * (ratio - 1)
+            est.calibration_ratios.append(ratio)
         if not exact:
             est.rough.append(s.method)
     return est

@@ -6,7 +6,9 @@ took ~1.5x what it says, IQL on hopper ~0.8x, SAC on walker2d ~0.7x), so no one 
 it. Where the results folder already holds complete runs of the same computation (same method,
 dataset, config up to the seed, g_eval sweep, and whether the run started from another run's
 pretraining), their measured time is the better price: a 10-seed plan whose first seeds
-are done, or a batch resumed on the machine that ran its first half.
+are done, or a batch resumed on the machine that ran its first half. Where there are none, the
+launcher scales the model by what complete runs of the same method and domain took against it
+(``launch.calibration``; each ``TimedRun`` keeps its spec for that).
 
 A run's cost is ``records.core_seconds`` (its one attempt's seconds, or the compute time a resumed
 run's counters kept, times its torch threads); runs that saw CUDA are not used: they price CPU time.
@@ -40,6 +42,7 @@ class TimedRun:
     config: dict[str, Any]  # without its seed
     core_seconds: float
     cpu_model: str
+    spec: RunSpec | None = None  # what was asked (None where the record does not say): the model prices it too
 
 
 def _without_seed(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -62,8 +65,15 @@ def timed_runs(root: Path | str, preset: str) -> dict[Computation, list[TimedRun
         key = Computation(str(spec.get("method")), str(spec.get("dataset")),
                           tuple(spec.get("g_eval_sweep") or ()), record.get("pretraining_from") is not None)
         out.setdefault(key, []).append(
-            TimedRun(_without_seed(config), seconds, str(attempts[-1].get("cpu_model") or UNKNOWN_CPU)))
+            TimedRun(_without_seed(config), seconds, str(attempts[-1].get("cpu_model") or UNKNOWN_CPU), _spec_or_none(spec)))
     return out
+
+
+def _spec_or_none(d: Mapping[str, Any]) -> RunSpec | None:
+    try:
+        return RunSpec.from_dict(dict(d))
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def matching(timed: Mapping[Computation, list[TimedRun]], spec: RunSpec, config: Mapping[str, Any],

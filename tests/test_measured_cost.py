@@ -46,14 +46,14 @@ def test_a_run_is_priced_by_the_median_of_complete_runs_of_the_same_config(tmp_p
     assert "measured" in est.describe() and "Test CPU" in est.describe()
 
 
-def test_a_different_config_or_method_falls_back_to_the_model(tmp_path):
+def test_a_different_config_or_method_is_not_the_same_computation(tmp_path):
     _write_run(tmp_path, _spec(0), 100.0)
     timed = measured_cost.timed_runs(tmp_path, "cpu")
     other = _spec(1, overrides=(("pretrain_updates", 5000),))
     assert estimate([other], timed=timed).timed_runs == 0
-    assert estimate([other], timed=timed).cpu_hours == pytest.approx(_model_hours(other))
     odt = _spec(1, method="odt")
     assert estimate([odt], timed=timed).timed_runs == 0
+    assert estimate([odt], timed=timed).cpu_hours == pytest.approx(_model_hours(odt))  # no odt run: the model
     # a run whose stored config differs in one field (code changed since) is not the same computation
     drifted = config_dict(spec_config(_spec(3)))
     drifted["optim"]["batch_size"] = 2 * drifted["optim"]["batch_size"]
@@ -64,10 +64,32 @@ def test_a_different_config_or_method_falls_back_to_the_model(tmp_path):
 def test_mixed_plan_adds_measured_and_modelled_parts(tmp_path):
     _write_run(tmp_path, _spec(0), 500.0)
     timed = measured_cost.timed_runs(tmp_path, "cpu")
-    modelled = _spec(1, overrides=(("pretrain_updates", 5000),))
+    modelled = _spec(1, method="dt")  # no complete dt run: the model alone prices it
     est = estimate([_spec(1), modelled], timed=timed)
     assert est.cpu_hours == pytest.approx(500.0 / 3600 + _model_hours(modelled))
     assert est.flops / CPU_CORE_FLOPS > 0  # the totals of updates and FLOPs still count every run
+
+
+def test_a_modelled_run_is_scaled_by_how_far_off_the_model_is_for_its_method_and_domain(tmp_path):
+    """Two complete odt-offline hopper runs took 3x and 1x what the model says for them (median
+    2x): another config of the same method and domain is priced at 2x its model. Another domain
+    keeps the model, and so does everything when the only complete run's stored config is not what
+    the current code builds for its spec (the model would price another computation)."""
+    model_s = _model_hours(_spec(0)) * 3600
+    _write_run(tmp_path, _spec(0), 3 * model_s)
+    _write_run(tmp_path, _spec(1), 1 * model_s)
+    timed = measured_cost.timed_runs(tmp_path, "cpu")
+    other = _spec(2, overrides=(("pretrain_updates", 5000),))
+    est = estimate([other], timed=timed)
+    assert (est.timed_runs, est.calibrated_runs) == (0, 1)
+    assert est.cpu_hours == pytest.approx(2 * _model_hours(other))
+    assert "1 modelled run scaled (x2)" in est.describe()
+    walker = RunSpec("table1", "odt-offline", "walker2d-medium", 0, "cpu")
+    assert estimate([walker], timed=timed).cpu_hours == pytest.approx(_model_hours(walker))
+    drifted = config_dict(spec_config(_spec(3)))
+    drifted["optim"]["batch_size"] = 2 * drifted["optim"]["batch_size"]
+    _write_run(tmp_path / "b", _spec(3), 10 * model_s, config=drifted)
+    assert estimate([other], timed=measured_cost.timed_runs(tmp_path / "b", "cpu")).calibrated_runs == 0
 
 
 @pytest.mark.parametrize("kwargs, expected", [
