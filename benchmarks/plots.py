@@ -189,8 +189,16 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
         _legend_with_seed_counts(ax, sub, hue)
         ax.set_title(str(f) if f is not None else "")
         ax.set_xlabel(x.replace("_", " "))
-        ax.set_ylabel("normalized return" if y == "score_mean" else "return")
+        ax.set_ylabel(_y_label(y, f if facet == "dataset" else None))
     return data
+
+
+def _y_label(y: str, dataset: str | None = None) -> str:
+    """An axis's name: on AntMaze D4RL's normalized return is the success rate in percent (its
+    reference scores are 0 and 1), so its panels say so."""
+    if y != "score_mean":
+        return "return"
+    return "success rate (%)" if dataset is not None and is_antmaze(str(dataset)) else "normalized return"
 
 
 STRIP_SEED = 0  # the seeds' dots' horizontal jitter: fixed, so regenerating a figure changes no byte

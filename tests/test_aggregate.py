@@ -625,8 +625,11 @@ def test_learning_curve_legends_count_runs_and_name_only_what_the_panel_draws():
     plots.draw_learning_curves(pd.DataFrame(rows), fig)
     legends = {ax.get_title(): [t.get_text() for t in ax.get_legend().get_texts()]
                for ax in fig.axes if ax.get_visible()}
+    y_labels = {ax.get_title(): ax.get_ylabel() for ax in fig.axes if ax.get_visible()}
     plt.close(fig)
     assert legends == {"hopper-medium": ["odt (n=3)", "sac (n=2)"], "antmaze-umaze": ["odt (n=1)"]}
+    # AntMaze's normalized return is its success rate in percent (reference scores 0 and 1)
+    assert y_labels == {"hopper-medium": "normalized return", "antmaze-umaze": "success rate (%)"}
 
 
 def test_a_method_has_one_colour_in_every_figure():
