@@ -899,14 +899,19 @@ def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, flo
     return offline, episodes * _eval_len(dataset), offline * per_update
 
 
+def _cpu_seconds(flops: float, env_steps: float, dataset: str) -> float:
+    """The model's CPU seconds for ``flops`` at ``CPU_CORE_FLOPS`` and ``env_steps`` on ``dataset``."""
+    return flops / CPU_CORE_FLOPS + env_steps * env_step_seconds(dataset)
+
+
 def model_seconds(cfg: Any, dataset: str, follower: bool = False) -> float:
-    """The model's CPU seconds for one run of ``cfg`` on ``dataset`` (FLOPs at ``CPU_CORE_FLOPS``
-    plus environment steps), without its pretraining where ``follower``."""
+    """The model's CPU seconds for one run of ``cfg`` on ``dataset``, without its pretraining
+    where ``follower``."""
     _, e, f, _ = estimate_run(cfg, dataset)
     if follower:
         _, pe, pf = estimate_pretraining(cfg, dataset)
         e, f = e - pe, f - pf
-    return f / CPU_CORE_FLOPS + e * env_step_seconds(dataset)
+    return _cpu_seconds(f, e, dataset)
 
 
 def domain_of(dataset: str) -> str:
@@ -927,7 +932,7 @@ def calibration(timed: dict[measured_cost.Computation, list[measured_cost.TimedR
             continue
         for t in runs:
             cfg = _config_or_none(t.spec) if t.spec is not None else None
-            if cfg is None or config_drift(t.config, {k: v for k, v in config_dict(cfg).items() if k != "seed"}):
+            if cfg is None or config_drift(t.config, measured_cost.without_seed(config_dict(cfg))):
                 continue
             model = model_seconds(cfg, key.dataset, key.from_shared_pretraining)
             if model > 0:
@@ -984,12 +989,12 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
         if same:
             est.timed_runs += 1
             est.timed_seconds += measured_cost.median_core_seconds(same) * left
-            est.timed_model_seconds += f / CPU_CORE_FLOPS + e * env_step_seconds(s.dataset)
+            est.timed_model_seconds += _cpu_seconds(f, e, s.dataset)
             est.timed_on.update(t.cpu_model for t in same)
         elif (s.method, domain_of(s.dataset)) in ratios:
             ratio = ratios[(s.method, domain_of(s.dataset))]
             est.calibrated_runs += 1
-            est.calibrated_extra_seconds += (f / CPU_CORE_FLOPS + e * env_step_seconds(s.dataset)) * (ratio - 1)
+            est.calibrated_extra_seconds += _cpu_seconds(f, e, s.dataset) * (ratio - 1)
             est.calibration_ratios.append(ratio)
         if not exact:
             est.rough.append(s.method)

@@ -45,7 +45,7 @@ class TimedRun:
     spec: RunSpec | None = None  # what was asked (None where the record does not say): the model prices it too
 
 
-def _without_seed(config: Mapping[str, Any]) -> dict[str, Any]:
+def without_seed(config: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in config.items() if k != "seed"}
 
 
@@ -65,7 +65,7 @@ def timed_runs(root: Path | str, preset: str) -> dict[Computation, list[TimedRun
         key = Computation(str(spec.get("method")), str(spec.get("dataset")),
                           tuple(spec.get("g_eval_sweep") or ()), record.get("pretraining_from") is not None)
         out.setdefault(key, []).append(
-            TimedRun(_without_seed(config), seconds, str(attempts[-1].get("cpu_model") or UNKNOWN_CPU), _spec_or_none(spec)))
+            TimedRun(without_seed(config), seconds, str(attempts[-1].get("cpu_model") or UNKNOWN_CPU), _spec_or_none(spec)))
     return out
 
 
@@ -83,7 +83,7 @@ def matching(timed: Mapping[Computation, list[TimedRun]], spec: RunSpec, config:
     same run's cost differs by CPU model (session 33: a Fig. 10 run ~13 min on the Xeon, ~17-21
     on the AMD EPYC)."""
     key = Computation(spec.method, spec.dataset, tuple(spec.g_eval_sweep), from_shared_pretraining)
-    wanted = _without_seed(config)
+    wanted = without_seed(config)
     same = [t for t in timed.get(key, []) if not config_drift(t.config, wanted)]
     here = [t for t in same if t.cpu_model == cpu_model]
     return here or same
