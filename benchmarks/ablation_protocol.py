@@ -34,6 +34,8 @@ from benchmarks import records as rec
 from benchmarks.experiments import target_entropy
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
+    MIN_SEEDS_FOR_INTERVAL,
+    NO_INTERVAL,
     Estimate,
     analysis_parser,
     bootstrap_combination,
@@ -59,6 +61,8 @@ class Comparison:
 
     def text(self) -> str:
         e, d = self.estimate, self.digits
+        if np.isfinite(e.lo) and e.n < MIN_SEEDS_FOR_INTERVAL:  # a bootstrap over one seed
+            return f"{e.mean:+.{d}f} (n={e.n}: {NO_INTERVAL})"
         if np.isfinite(e.lo):
             return f"{e.mean:+.{d}f} [{e.lo:+.{d}f}, {e.hi:+.{d}f}] (n={e.n})"
         return f"{e.mean:.3f} (n={e.n})" if np.isfinite(e.mean) else f"n={e.n}"

@@ -292,3 +292,11 @@ def test_report_says_where_each_experiments_runs_ran(tmp_path):
     where = text[text.index("## Where the runs ran"):]
     assert "| hindsight | 10 | 0.00 | fffffff | AMD EPYC (6), Intel Xeon (4) | 2.13.0+cpu | ab12cd34 |" in where
     assert "| table1 |" not in where
+
+
+def test_a_comparison_with_one_seed_in_an_arm_prints_no_interval():
+    one = ap.Comparison("Fig. 4", "D3", Estimate(37.0, 25.2, 48.9, 1), "incomplete (n=1 < 5)")
+    assert one.text() == "+37.0 (n=1: no interval from one seed)"
+    assert ap.Comparison("Fig. 4", "D3", Estimate(37.0, 25.2, 48.9, 2), "x").text() == "+37.0 [+25.2, +48.9] (n=2)"
+    # a value with no bootstrap at all (Fig. 12's spread of λ) keeps its own format
+    assert ap.Comparison("Fig. 12", "spread", Estimate(0.051, float("nan"), float("nan"), 1), "x").text() == "0.051 (n=1)"

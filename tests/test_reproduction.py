@@ -208,4 +208,14 @@ def test_last_evaluations_mean_reads_the_last_k_online_rows_of_complete_runs():
     assert last_evaluations_mean(curves, runs, "hopper-medium", "odt", 1).to_dict() == {0: 40.0, 1: 5.0}
     (row,) = [line for line in last_evaluations_lines(curves, runs, ["hopper-medium"], reps=100)
               if line.startswith("| hopper-medium")]
-    assert row.split(" | ")[1:3] == ["+30.0 [+30.0, +30.0] (n=1)", "+25.0 [+25.0, +25.0] (n=1)"]
+    assert row.split(" | ")[1:3] == ["+30.0 (n=1: no interval from one seed)", "+25.0 (n=1: no interval from one seed)"]
+
+
+def test_no_interval_is_printed_for_a_difference_whose_smallest_arm_has_one_seed():
+    # one arm of one seed: resampling it returns that seed every time, so a bootstrap interval
+    # would show only the other arm's spread (Fig. 4's D3 at n=1 printed +37.0 [+25.2, +48.9])
+    est = bootstrap_combination([([30.0, 50.0], 1.0), ([10.0], -1.0)], reps=500)
+    assert est.n == 1 and est.mean == pytest.approx(30.0)
+    assert est.text() == "+30.0 (n=1: no interval from one seed)"
+    assert est.text(signed=False) == "30.0 (n=1: no interval from one seed)"
+    assert "[" in bootstrap_combination([([1.0, 2.0], 1.0), ([0.0, 1.0], -1.0)], reps=500).text()
