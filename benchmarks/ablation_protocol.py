@@ -34,8 +34,6 @@ from benchmarks import records as rec
 from benchmarks.experiments import target_entropy
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
-    MIN_SEEDS_FOR_INTERVAL,
-    NO_INTERVAL,
     Estimate,
     analysis_parser,
     bootstrap_combination,
@@ -60,11 +58,9 @@ class Comparison:
     digits: int = 1  # decimals of the estimate in the report
 
     def text(self) -> str:
-        e, d = self.estimate, self.digits
-        if np.isfinite(e.lo) and e.n < MIN_SEEDS_FOR_INTERVAL:  # a bootstrap over one seed
-            return f"{e.mean:+.{d}f} (n={e.n}: {NO_INTERVAL})"
-        if np.isfinite(e.lo):
-            return f"{e.mean:+.{d}f} [{e.lo:+.{d}f}, {e.hi:+.{d}f}] (n={e.n})"
+        e = self.estimate
+        if np.isfinite(e.lo):  # a bootstrap estimate
+            return e.text(digits=self.digits)
         return f"{e.mean:.3f} (n={e.n})" if np.isfinite(e.mean) else f"n={e.n}"
 
 

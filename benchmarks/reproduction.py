@@ -48,7 +48,6 @@ from odt.config import PRESETS
 CI_LEVEL = 0.95
 BOOTSTRAP_REPS = 10_000
 MIN_SEEDS_FOR_INTERVAL = 2  # a group of one seed resamples to itself: its interval would hide its spread
-NO_INTERVAL = "no interval from one seed"
 
 
 @dataclass(frozen=True)
@@ -58,15 +57,15 @@ class Estimate:
     hi: float
     n: int
 
-    def text(self, signed: bool = True) -> str:
-        """'mean [lo, hi] (n=k)'; ``signed`` puts + on positive numbers (gains, differences), not on scores.
-        With one seed (in the smallest group) the bootstrap cannot see that group's spread, so no
-        interval is printed."""
+    def text(self, signed: bool = True, digits: int = 1) -> str:
+        """'mean [lo, hi] (n=k)' to ``digits`` decimals; ``signed`` puts + on positive numbers (gains,
+        differences), not on scores. With one seed (in the smallest group) the bootstrap cannot see
+        that group's spread, so no interval is printed."""
         if self.n == 0:
             return "—"
-        f = "+.1f" if signed else ".1f"
+        f = f"{'+' if signed else ''}.{digits}f"
         if self.n < MIN_SEEDS_FOR_INTERVAL:
-            return f"{self.mean:{f}} (n={self.n}: {NO_INTERVAL})"
+            return f"{self.mean:{f}} (n={self.n}: no interval from one seed)"
         return f"{self.mean:{f}} [{self.lo:{f}}, {self.hi:{f}}] (n={self.n})"
 
 
