@@ -348,6 +348,7 @@ def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: 
         d = pd.concat([on_grid(g, x, c, ["variant"], common=True, common_start=c in common_start) for g in groups],
                       ignore_index=True)
         sns.lineplot(d, x=x, y=c, hue="variant", hue_order=_order(d["variant"]), errorbar=BAND, ax=ax, **BOOT)
+        _legend_with_seed_counts(ax, d, "variant")  # the caption's "n in the legends"
         ax.set_title((titles or {}).get(c, c))
         ax.set_ylabel((titles or {}).get(c, c))
         if xlabel:
@@ -678,7 +679,7 @@ def _seeds_per_curve(complete: pd.DataFrame) -> pd.Series | None:
 def provenance_note(complete: pd.DataFrame) -> str:
     """What a reader needs beside the curves: seeds, the online samples the runs actually used
     (each stops at the first round past the budget), and where the data came from."""
-    parts = [f"seeds {_ranges(complete.seed)}"]
+    parts = [f"{'seed' if complete.seed.nunique() == 1 else 'seeds'} {_ranges(complete.seed)}"]
     per_curve = _seeds_per_curve(complete)
     if per_curve is not None and per_curve.min() != per_curve.max():  # not every curve has every seed
         parts[0] += f" ({per_curve.min()}-{per_curve.max()} seeds per curve: n in the legends)"

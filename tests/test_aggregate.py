@@ -742,6 +742,21 @@ def test_lambda_figure_marks_beta_of_the_datasets_action_space():
     plt.close(fig)
 
 
+def test_metric_panel_legends_say_how_many_runs_each_variant_averages():
+    """Fig. 12's caption says "n in the legends" when its initial lambdas have different seed
+    counts: each legend entry of each panel names its variant's number of runs."""
+    import matplotlib.pyplot as plt
+    runs = [("a", "lambda0=1"), ("b", "lambda0=1"), ("c", "lambda0=1"), ("d", "lambda0=2")]
+    rows = [{"run_id": r, "dataset": "walker2d-medium", "method": "odt", "variant": v, "status": "complete",
+             "phase": "online", "updates": u, "online_samples": 0, "step": u, "entropy": -u / 100, "lambda": 1 / (1 + u)}
+            for r, v in runs for u in (10, 100)]
+    fig = plt.figure()
+    plots.draw_lambda(pd.DataFrame(rows), fig)
+    for ax in fig.axes[:2]:
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["lambda0=1 (n=3)", "lambda0=2 (n=1)"]
+    plt.close(fig)
+
+
 def test_learning_curve_panels_follow_table_1s_row_order():
     """Panels read in Table 1's order (hopper, walker2d, halfcheetah, ant, antmaze), not by name."""
     import matplotlib.pyplot as plt
@@ -803,6 +818,7 @@ def test_figure_captions_say_seeds_samples_used_and_data_provenance():
     note = plots.provenance_note(df)
     assert note.startswith("seeds 20-21, 24, online samples used 5,020-5,406 per online run")
     assert "generated here by the project's forge" in note and "not D4RL's files" in note
+    assert plots.provenance_note(df[df.seed == 20]).startswith("seed 20, online samples used 5,212-5,212")
 
 
 def test_figure_captions_say_when_curves_have_different_seed_counts():
