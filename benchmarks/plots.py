@@ -687,7 +687,8 @@ def provenance_note(complete: pd.DataFrame) -> str:
         used = complete.groupby("run_id").online_samples.max()
         used = used[used > 0]  # runs with an online phase (offline-only methods have none)
         if not used.empty:
-            parts.append(f"online samples used {used.min():,.0f}-{used.max():,.0f} per online run")
+            span = f"{used.min():,.0f}" if used.min() == used.max() else f"{used.min():,.0f}-{used.max():,.0f}"
+            parts.append(f"online samples used {span} " + ("by the one online run" if len(used) == 1 else "per online run"))
     if "data_source" in complete:
         sources = sorted({str(s) for s in complete.data_source.dropna()})
         parts.append("data " + "; ".join(DATA_SOURCES.get(s, s) for s in sources) if sources else "data source unrecorded")

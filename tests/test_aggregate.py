@@ -818,7 +818,7 @@ def test_figure_captions_say_seeds_samples_used_and_data_provenance():
     note = plots.provenance_note(df)
     assert note.startswith("seeds 20-21, 24, online samples used 5,020-5,406 per online run")
     assert "generated here by the project's forge" in note and "not D4RL's files" in note
-    assert plots.provenance_note(df[df.seed == 20]).startswith("seed 20, online samples used 5,212-5,212")
+    assert plots.provenance_note(df[df.seed == 20]).startswith("seed 20, online samples used 5,212 by the one online run")
 
 
 def test_figure_captions_say_when_curves_have_different_seed_counts():
