@@ -746,6 +746,8 @@ class Estimate:
     timed_seconds: float = 0.0  # their measured CPU core-seconds (medians of their computations)
     timed_model_seconds: float = 0.0  # what the FLOP model would have said for them
     timed_on: set[str] = field(default_factory=set)  # CPU models the measurements came from
+    timed_fastest_seconds: float = 0.0  # the measured part had each run cost its fastest match
+    timed_slowest_seconds: float = 0.0  # ... or its slowest (machines of one CPU model differ ~2x)
     calibrated_runs: int = 0  # the other runs whose method and domain have complete runs (calibration)
     calibrated_extra_seconds: float = 0.0  # what scaling them by those runs' measured / model adds
     calibration_ratios: list[float] = field(default_factory=list)  # the factor each was scaled by
@@ -755,8 +757,18 @@ class Estimate:
         """CPU core-hours (one thread per run): measured where complete runs of the same
         computation exist, else the FLOP and environment-step model, scaled where complete runs
         of the same method and domain say how far off it is (``calibration``)."""
+        return (self._unmeasured_seconds() + self.timed_seconds) / 3600
+
+    @property
+    def cpu_hours_range(self) -> tuple[float, float]:
+        """``cpu_hours`` with each measured run priced by its fastest, then its slowest match
+        instead of their median: how far the measurements alone let the total move."""
+        rest = self._unmeasured_seconds()
+        return (rest + self.timed_fastest_seconds) / 3600, (rest + self.timed_slowest_seconds) / 3600
+
+    def _unmeasured_seconds(self) -> float:
         model = self.flops / CPU_CORE_FLOPS + self.env_seconds - self.timed_model_seconds
-        return (model + self.timed_seconds + self.calibrated_extra_seconds) / 3600
+        return model + self.calibrated_extra_seconds
 
     @property
     def gpu_hours(self) -> float:
@@ -785,8 +797,11 @@ class Estimate:
         if self.timed_runs:
             which = "all" if self.timed_runs == self.runs else f"{self.timed_runs} of them"
             machines = ", ".join(sorted(self.timed_on - {measured_cost.UNKNOWN_CPU})) or "an unrecorded CPU"
+            lo, hi = self.cpu_hours_range
+            spread = (f"; {lo:.3g}-{hi:.3g} core-hours at the fastest and slowest of them: "
+                      f"machines of one CPU model differ" if f"{lo:.3g}" != f"{hi:.3g}" else "")
             text += (f"; CPU time of {which} measured (median of complete runs of the same config in the "
-                     f"results folder, timed on {machines})"
+                     f"results folder, timed on {machines}{spread})"
                      + ("" if self.timed_runs == self.runs else ", the rest modelled"))
         if self.calibrated_runs:
             lo, hi = min(self.calibration_ratios), max(self.calibration_ratios)
@@ -989,6 +1004,8 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
         if same:
             est.timed_runs += 1
             est.timed_seconds += measured_cost.median_core_seconds(same) * left
+            est.timed_fastest_seconds += min(t.core_seconds for t in same) * left
+            est.timed_slowest_seconds += max(t.core_seconds for t in same) * left
             est.timed_model_seconds += _cpu_seconds(f, e, s.dataset)
             est.timed_on.update(t.cpu_model for t in same)
         elif (s.method, domain_of(s.dataset)) in ratios:

@@ -44,6 +44,9 @@ def test_a_run_is_priced_by_the_median_of_complete_runs_of_the_same_config(tmp_p
     assert est.timed_runs == 2
     assert est.cpu_hours == pytest.approx(2 * 200.0 / 3600)  # the median (not the mean, 267), per run
     assert "measured" in est.describe() and "Test CPU" in est.describe()
+    # the same runs took 100-500 s: the plan's total at the fastest and slowest of them, said beside the median
+    assert est.cpu_hours_range == pytest.approx((2 * 100.0 / 3600, 2 * 500.0 / 3600))
+    assert "0.0556-0.278 core-hours at the fastest and slowest of them" in est.describe()
 
 
 def test_a_different_config_or_method_is_not_the_same_computation(tmp_path):
