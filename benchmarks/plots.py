@@ -609,7 +609,7 @@ FIGURES = [
            draw_antmaze_offline, (12, 5), select=antmaze_offline_runs),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda",
            draw_convergence, (14, 3.5), select=convergence_runs),
-    Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy (small / large model)" + CURVE_BAND, draw_stoch, (10, 4)),
+    Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy, a panel per model size that has runs (paper: small, large)" + CURVE_BAND, draw_stoch, (10, 4)),
     Figure("g_eval", "g_eval", "Fig. 3 / 5 (L): return against g_eval", draw_g_eval, (10, 4)),
     Figure("g_online", "g_online", "Fig. 5 (R): final return against g_online" + FINAL_BARS, draw_variant_final),
     Figure("g_online_curves", "g_online", "g_online: learning curves" + CURVE_BAND, draw_variant_curves),
