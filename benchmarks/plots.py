@@ -514,6 +514,16 @@ def draw_antmaze_offline(df, fig):
     return drawn
 
 
+# solid first, then dash patterns (on, off, ... in line widths) that let a line drawn earlier show
+# through the gaps of one drawn over it at the same values
+ARM_DASHES = ("", (4, 2), (1, 1.5), (6, 2, 1.5, 2), (2, 3))
+
+
+def arm_dashes(arms: list[str]) -> dict[str, str | tuple]:
+    """{arm: dash pattern}, ``ARM_DASHES`` in the arms' order (cycled past five)."""
+    return {arm: ARM_DASHES[i % len(ARM_DASHES)] for i, arm in enumerate(arms)}
+
+
 def _offline_arm_curves(e: pd.DataFrame, arms: list[str], fig, colors: dict[str, str] | None = None,
                         x: str = "updates", xlabel: str = "gradient updates"):
     """Score against ``x`` (default updates) per ``arm`` (mean and band over seeds), one panel per
@@ -523,11 +533,12 @@ def _offline_arm_curves(e: pd.DataFrame, arms: list[str], fig, colors: dict[str,
     axes = fig.subplots(1, len(facets), squeeze=False).ravel()
     fig.set_figwidth(min(fig.get_figwidth(), 3.0 + 4.0 * len(facets)))
     colors = colors or hue_colors(arms, "arm")  # one colour per arm in every panel
+    dashes = arm_dashes(arms)  # and one dash pattern: arms at the same values (0% at every point) stay visible
     for ax, dataset in zip(axes, facets):
         sub = e[e.dataset == dataset]
         present = [a for a in arms if a in set(sub.arm)]
-        sns.lineplot(sub, x=x, y=y, hue="arm", hue_order=present, palette=colors, marker="o",
-                     errorbar=BAND, ax=ax, **BOOT)
+        sns.lineplot(sub, x=x, y=y, hue="arm", hue_order=present, palette=colors, style="arm",
+                     style_order=present, dashes=dashes, marker="o", errorbar=BAND, ax=ax, **BOOT)
         _legend_with_seed_counts(ax, sub, "arm")
         sns.move_legend(ax, "upper left", bbox_to_anchor=(0.0, -0.18), title=None, frameon=False)  # off the curves
         ax.set_title(dataset)
@@ -604,7 +615,7 @@ FIGURES = [
     Figure("antmaze_sizing", "antmaze_sizing", "Tuning (seeds 100-101): success rate on antmaze-umaze against updates "
            "(dashed: 30%, the protocol's 'learned')", draw_antmaze_sizing, (14, 3.5)),
     Figure("antmaze_offline", "table1", "Table 1's AntMaze rows: success rate over each method's offline phase "
-           "(DT, ODT offline, ODT's pretraining: 2e4 updates; IQL: 1.8e5; dashed: 30%; each point 20 episodes, "
+           "(DT, ODT offline, ODT's pretraining: 2e4 updates; IQL: 1.8e5; grey dashed line: 30%; each point 20 episodes, "
            "the last 100)" + CURVE_BAND,
            draw_antmaze_offline, (12, 5), select=antmaze_offline_runs),
     Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda",

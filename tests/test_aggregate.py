@@ -1084,6 +1084,33 @@ def test_antmaze_offline_figure_draws_each_methods_offline_phase_on_its_own_shar
     assert share.min().to_dict() == {"DT": 25.0, "ODT's pretraining": 50.0, "IQL's offline phase": 50.0}
 
 
+def test_antmaze_offline_arms_at_the_same_values_are_told_apart_by_their_dashes():
+    """Two cloners at 0% at every evaluation draw the same points: the one drawn first must show
+    through the gaps of the other (distinct dash patterns), and each arm keeps its pattern (and its
+    legend entry's) in every panel, whichever arms a panel has."""
+    import matplotlib.pyplot as plt
+
+    def run(method, dataset, seed):
+        return [{"run_id": f"{method}-{dataset}-{seed}", "experiment": "table1", "method": method,
+                 "dataset": dataset, "seed": seed, "status": "complete", "phase": "pretrain", "updates": u,
+                 "online_samples": 0, "step": u, "score_mean": 0.0} for u in (10_000, 20_000)]
+
+    rows = [r for seed in (0, 1) for m in ("dt", "odt-offline") for r in run(m, "antmaze-umaze-diverse", seed)]
+    rows += [r for seed in (0, 1) for r in run("odt-offline", "antmaze-umaze", seed)]
+    fig = plt.figure()
+    plots.draw_antmaze_offline(pd.DataFrame(rows), fig)
+    styles = {ax.get_title(): {t.get_text(): (h.get_linestyle(), h.get_color())
+                               for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)}
+              for ax in fig.axes}
+    drawn = {ax.get_title(): [(line.get_linestyle(), line.get_color()) for line in ax.get_lines()
+                              if line.get_color() != "grey"] for ax in fig.axes}  # not the 30% line
+    plt.close(fig)
+    diverse = styles["antmaze-umaze-diverse"]
+    assert diverse["DT (n=2)"][0] != diverse["ODT offline (n=2)"][0]
+    assert styles["antmaze-umaze"]["ODT offline (n=2)"] == diverse["ODT offline (n=2)"]
+    assert len(set(drawn["antmaze-umaze-diverse"])) == 2  # the curves themselves, not only the legend
+
+
 def test_a_grid_figures_legend_is_titled_by_the_field_it_compares():
     import matplotlib.pyplot as plt
     rows = [{"run_id": f"{pos}-{wd}-{seed}", "dataset": "walker2d-medium", "method": "odt",

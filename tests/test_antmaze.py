@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import itertools
+import json
 
 import gymnasium as gym
 import mujoco
@@ -45,11 +46,13 @@ from benchmarks.datasets.antmaze import (  # noqa: E402
 from benchmarks.datasets.antmaze_forge import (  # noqa: E402
     AntMazeForgeConfig,
     MazeController,
+    add_start_cell_counts,
     antmaze_forge_config,
     check_walker_task,
     collect_antmaze,
     from_forge_config,
     make_antmaze,
+    start_cell_counts,
     walker_path,
 )
 from benchmarks.datasets.forge import NumpyActor  # noqa: E402
@@ -549,6 +552,25 @@ def test_made_dataset_round_trips_through_load_dataset(tmp_path):
     assert (tmp_path / "antmaze-umaze.card.md").read_text().count("data success rate") == 1
     again = make_antmaze(get_spec("antmaze-umaze"), cfg, root=tmp_path, progress=False)  # cached
     assert again["sha256"] == card["sha256"]
+    # umaze: every trajectory starts in the evaluation start cell
+    assert card["start_cell"]["from_start_cell"] == card["start_cell"]["trajectories"] == 2
+    assert "starting in the evaluation start cell" in (tmp_path / "antmaze-umaze.card.md").read_text()
+    # a card made before cards counted them gets them back from the file, once
+    path = tmp_path / "antmaze-umaze.card.json"
+    path.write_text(json.dumps({k: v for k, v in card.items() if k != "start_cell"}))
+    assert add_start_cell_counts("antmaze-umaze", tmp_path)
+    assert json.loads(path.read_text())["start_cell"] == card["start_cell"]
+    assert not add_start_cell_counts("antmaze-umaze", tmp_path)
+
+
+def test_start_cell_counts_follow_d4rls_start_cell_and_the_trajectory_ends():
+    # four complete trajectories of 2 steps and a 1-step tail; the start cell spans (0, 0) +- 2 m
+    first_xy = [(0.3, -0.5), (0.0, 8.0), (1.9, 1.9), (2.1, 0.0)]  # start, goal cell, start (corner), next cell
+    xy = np.array([p for q in first_xy for p in (q, (9.0, 9.0))] + [(0.0, 0.0)])
+    terminals = np.array([0, 1, 0, 1, 0, 0, 0, 1, 0], dtype=bool)  # the 1st, 2nd and 4th reach the goal
+    timeouts = np.array([0, 0, 0, 0, 0, 1, 0, 0, 0], dtype=bool)
+    assert start_cell_counts(xy, terminals, timeouts) == {
+        "trajectories": 4, "successful": 3, "from_start_cell": 2, "successful_from_start_cell": 1}
 
 
 def test_registry_makes_the_antmaze_env_and_smoke_data(tmp_path):

@@ -11,7 +11,8 @@
                                         local Minari datasets ($MINARI_DATASETS_PATH) as minari:<id>
     card hopper-medium                  write the dataset's .card.md again from its .card.json (adds
                                         sections newer than the card, e.g. the comparison with D4RL's
-                                        published statistics); the data is not touched
+                                        published statistics; AntMaze: the start-cell counts, read
+                                        from the file if the card lacks them); the data is not changed
 
 The data directory is $ODT_DATA_DIR (default ~/.cache/odt-bench/datasets) or --data-dir.
 """
@@ -73,7 +74,14 @@ def _list(args: argparse.Namespace) -> int:
 
 def _card(args: argparse.Namespace) -> int:
     from benchmarks.datasets.forge_base import rewrite_card_markdown
+    from odt.config import is_antmaze
 
+    if is_antmaze(args.name):
+        # imports torch and gymnasium-robotics: only for AntMaze's cards
+        from benchmarks.datasets.antmaze_forge import add_start_cell_counts
+
+        if add_start_cell_counts(args.name, args.data_dir):
+            print(f"{args.name}: added the start-cell counts from the dataset file to its card")
     print(f"wrote {rewrite_card_markdown(args.name, args.data_dir)}")
     return 0
 
@@ -139,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     ls.add_argument("--data-dir")
     ls.add_argument("--all", action="store_true", help="also list registered datasets that are not on disk")
     ls.set_defaults(func=_list)
-    cd = sub.add_parser("card", help="write a dataset's .card.md again from its .card.json (data untouched)")
+    cd = sub.add_parser("card", help="write a dataset's .card.md again from its .card.json (data not changed)")
     cd.add_argument("name", choices=list(DATASETS), metavar="name", help=f"one of: {', '.join(DATASETS)}")
     cd.add_argument("--data-dir")
     cd.set_defaults(func=_card)

@@ -53,6 +53,7 @@ import torch
 from baselines.sac import SACAgent, TanhGaussianActor, sac_config
 from benchmarks.datasets.antmaze import (
     MAX_EPISODE_STEPS,
+    START_CELL,
     U_MAZE,
     AntMazeTask,
     AntMazeUMaze,
@@ -68,6 +69,7 @@ from benchmarks.datasets.antmaze import (
     xy_to_cell,
     yaw_of,
 )
+from benchmarks.datasets.d4rl_io import read_arrays, split_points
 from benchmarks.datasets.forge_base import (
     FORGE_SAC_SETTINGS,
     ForgeConfig,
@@ -75,6 +77,7 @@ from benchmarks.datasets.forge_base import (
     ForgeStopped,
     NumpyActor,
     _write_dataset,
+    _write_markdown,
     family_dir,
     load_first_actor,
 )
@@ -451,6 +454,36 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
     return arrays, stats
 
 
+# ============================================================================ what a cloner can copy
+def start_cell_counts(xy: np.ndarray, terminals: np.ndarray, timeouts: np.ndarray) -> dict[str, int]:
+    """Of a file's complete trajectories, how many start in D4RL's start cell (where every
+    evaluation episode starts) and how many of those reach the evaluation goal (end terminal). A
+    behaviour cloner learns the evaluation task from the latter: ``umaze`` starts every trajectory
+    there, ``umaze-diverse`` (random start cells) few. ``xy``: each step's (x, y) in D4RL's frame."""
+    lengths, terminated, _ = split_points(terminals, timeouts)
+    first_steps = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    from_start = np.array([xy_to_cell(xy[i]) == START_CELL for i in first_steps], dtype=bool)
+    return {"trajectories": int(len(lengths)), "successful": int(terminated.sum()),
+            "from_start_cell": int(from_start.sum()), "successful_from_start_cell": int((from_start & terminated).sum())}
+
+
+def add_start_cell_counts(name: str, root=None) -> bool:
+    """Back-fill ``start_cell`` into an AntMaze card made before cards had it, counted from the
+    dataset file (read, not changed), and write its markdown again; False (nothing written) when
+    the card has it already, is not AntMaze's, or the file is not on disk."""
+    from benchmarks.datasets.loading import card_path, generated_path
+
+    path, data = card_path(name, root), generated_path(name, root)
+    card = json.loads(path.read_text()) if path.exists() else {}
+    if "data_success_rate" not in card or "start_cell" in card or not data.exists():
+        return False
+    arrays, _ = read_arrays(data)
+    card["start_cell"] = start_cell_counts(arrays["observations"][:, :2], arrays["terminals"], arrays["timeouts"])
+    atomic_write_bytes(path, json.dumps(card, indent=1).encode())
+    _write_markdown(name, root, card)
+    return True
+
+
 # ============================================================================ entry point
 def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: bool = False,
                  progress: bool = True) -> dict:
@@ -495,6 +528,7 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
             "episode); infos/commanded_goal is where the controller was steering.",
         ],
         "data_success_rate": success, "collection": stats,
+        "start_cell": start_cell_counts(arrays["observations"][:, :2], arrays["terminals"], arrays["timeouts"]),
         "controller_success": own, "controller_success_rate": own["success_rate"],
         "antmaze_config": asdict(cfg), "gymnasium_robotics": robotics_version(),
         "size": cfg.size, "controller_eval_wall_time_s": t1 - t0, "collect_wall_time_s": t2 - t1,
@@ -504,6 +538,6 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
     return card
 
 
-__all__ = ["AntMazeForgeConfig", "ControllerNotReady", "MazeController", "antmaze_forge_config",
-           "collect_antmaze", "controller_success", "from_forge_config", "load_walker", "make_antmaze",
-           "train_walker"]
+__all__ = ["AntMazeForgeConfig", "ControllerNotReady", "MazeController", "add_start_cell_counts",
+           "antmaze_forge_config", "collect_antmaze", "controller_success", "from_forge_config", "load_walker", "make_antmaze",
+           "start_cell_counts", "train_walker"]

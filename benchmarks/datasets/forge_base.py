@@ -197,6 +197,11 @@ def card_markdown(card: dict, d4rl: D4RLStats | None) -> str:
                      f"{100 * card['data_success_rate']:.1f}%; controller success rate on the evaluation task: "
                      f"{100 * own['success_rate']:.1f}% of {own['episodes']} episodes; walker: SAC after "
                      f"{card.get('walker_sac_steps')} steps")
+        if "start_cell" in card:
+            c = card["start_cell"]
+            lines.append(f"- trajectories starting in the evaluation start cell (what a cloner learns the task "
+                         f"from): {c['from_start_cell']} of {c['trajectories']}, {c['successful_from_start_cell']} "
+                         f"of them successful (of {c['successful']} successful trajectories in all)")
     if "behaviour_policy_eval" in card:
         ev = card["behaviour_policy_eval"]
         lines.append(f"- behaviour policy (SAC after {card.get('sac_steps')} steps), deterministic evaluation: "
