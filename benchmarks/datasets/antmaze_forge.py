@@ -479,7 +479,7 @@ def add_start_cell_counts(name: str, root=None) -> bool:
         return False
     arrays, _ = read_arrays(data)
     card["start_cell"] = start_cell_counts(arrays["observations"][:, :2], arrays["terminals"], arrays["timeouts"])
-    atomic_write_bytes(path, json.dumps(card, indent=1).encode())
+    atomic_write_bytes(path, json.dumps(card, indent=2).encode())  # as the forge writes it
     _write_markdown(name, root, card)
     return True
 
