@@ -55,7 +55,7 @@ from benchmarks.datasets.antmaze_forge import (  # noqa: E402
     start_cell_counts,
     walker_path,
 )
-from benchmarks.datasets.forge import NumpyActor  # noqa: E402
+from benchmarks.datasets.forge import ForgeError, NumpyActor  # noqa: E402
 from odt.checkpoint import atomic_write_bytes  # noqa: E402
 from odt.config import ConfigError  # noqa: E402
 
@@ -561,6 +561,10 @@ def test_made_dataset_round_trips_through_load_dataset(tmp_path):
     assert add_start_cell_counts("antmaze-umaze", tmp_path)
     assert json.loads(path.read_text())["start_cell"] == card["start_cell"]
     assert not add_start_cell_counts("antmaze-umaze", tmp_path)
+    path.write_text(json.dumps({**{k: v for k, v in card.items() if k != "start_cell"}, "trajectories": 3}))
+    with pytest.raises(ForgeError, match="not the file the card was made with"):  # another make's card
+        add_start_cell_counts("antmaze-umaze", tmp_path)
+    assert "start_cell" not in json.loads(path.read_text())
 
 
 def test_start_cell_counts_follow_d4rls_start_cell_and_the_trajectory_ends():

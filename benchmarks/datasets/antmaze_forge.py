@@ -478,7 +478,11 @@ def add_start_cell_counts(name: str, root=None) -> bool:
     if "data_success_rate" not in card or "start_cell" in card or not data.exists():
         return False
     arrays, _ = read_arrays(data)
-    card["start_cell"] = start_cell_counts(arrays["observations"][:, :2], arrays["terminals"], arrays["timeouts"])
+    counts = start_cell_counts(arrays["observations"][:, :2], arrays["terminals"], arrays["timeouts"])
+    if counts["trajectories"] != card.get("trajectories"):
+        raise ForgeError(f"{data} holds {counts['trajectories']} trajectories, its card {path} describes "
+                         f"{card.get('trajectories')}: not the file the card was made with; nothing written")
+    card["start_cell"] = counts
     atomic_write_bytes(path, json.dumps(card, indent=2).encode())  # as the forge writes it
     _write_markdown(name, root, card)
     return True
