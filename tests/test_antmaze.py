@@ -573,7 +573,7 @@ def test_start_cell_counts_follow_d4rls_start_cell_and_the_trajectory_ends():
     xy = np.array([p for q in first_xy for p in (q, (9.0, 9.0))] + [(0.0, 0.0)])
     terminals = np.array([0, 1, 0, 1, 0, 0, 0, 1, 0], dtype=bool)  # the 1st, 2nd and 4th reach the goal
     timeouts = np.array([0, 0, 0, 0, 0, 1, 0, 0, 0], dtype=bool)
-    assert start_cell_counts(xy, terminals, timeouts) == {
+    assert start_cell_counts({"observations": xy, "terminals": terminals, "timeouts": timeouts}) == {
         "trajectories": 4, "successful": 3, "from_start_cell": 2, "successful_from_start_cell": 1}
 
 

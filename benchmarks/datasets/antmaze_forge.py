@@ -77,9 +77,9 @@ from benchmarks.datasets.forge_base import (
     ForgeStopped,
     NumpyActor,
     _write_dataset,
-    _write_markdown,
     family_dir,
     load_first_actor,
+    write_card,
 )
 from benchmarks.datasets.portable_math import math_settings
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
@@ -455,14 +455,15 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
 
 
 # ============================================================================ what a cloner can copy
-def start_cell_counts(xy: np.ndarray, terminals: np.ndarray, timeouts: np.ndarray) -> dict[str, int]:
+def start_cell_counts(arrays: dict[str, np.ndarray]) -> dict[str, int]:
     """Of a file's complete trajectories, how many start in D4RL's start cell (where every
     evaluation episode starts) and how many of those reach the evaluation goal (end terminal). A
     behaviour cloner learns the evaluation task from the latter: ``umaze`` starts every trajectory
-    there, ``umaze-diverse`` (random start cells) few. ``xy``: each step's (x, y) in D4RL's frame."""
-    lengths, terminated, _ = split_points(terminals, timeouts)
+    there, ``umaze-diverse`` (random start cells) few. ``arrays``: the file's D4RL arrays
+    (``observations`` with x, y first, in D4RL's frame; ``terminals``, ``timeouts``)."""
+    lengths, terminated, _ = split_points(arrays["terminals"], arrays["timeouts"])
     first_steps = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    from_start = np.array([xy_to_cell(xy[i]) == START_CELL for i in first_steps], dtype=bool)
+    from_start = np.array([xy_to_cell(arrays["observations"][i, :2]) == START_CELL for i in first_steps], dtype=bool)
     return {"trajectories": int(len(lengths)), "successful": int(terminated.sum()),
             "from_start_cell": int(from_start.sum()), "successful_from_start_cell": int((from_start & terminated).sum())}
 
@@ -477,14 +478,11 @@ def add_start_cell_counts(name: str, root=None) -> bool:
     card = json.loads(path.read_text()) if path.exists() else {}
     if "data_success_rate" not in card or "start_cell" in card or not data.exists():
         return False
-    arrays, _ = read_arrays(data)
-    counts = start_cell_counts(arrays["observations"][:, :2], arrays["terminals"], arrays["timeouts"])
+    counts = start_cell_counts(read_arrays(data)[0])
     if counts["trajectories"] != card.get("trajectories"):
         raise ForgeError(f"{data} holds {counts['trajectories']} trajectories, its card {path} describes "
                          f"{card.get('trajectories')}: not the file the card was made with; nothing written")
-    card["start_cell"] = counts
-    atomic_write_bytes(path, json.dumps(card, indent=2).encode())  # as the forge writes it
-    _write_markdown(name, root, card)
+    write_card(name, root, {**card, "start_cell": counts})
     return True
 
 
@@ -532,7 +530,7 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
             "episode); infos/commanded_goal is where the controller was steering.",
         ],
         "data_success_rate": success, "collection": stats,
-        "start_cell": start_cell_counts(arrays["observations"][:, :2], arrays["terminals"], arrays["timeouts"]),
+        "start_cell": start_cell_counts(arrays),
         "controller_success": own, "controller_success_rate": own["success_rate"],
         "antmaze_config": asdict(cfg), "gymnasium_robotics": robotics_version(),
         "size": cfg.size, "controller_eval_wall_time_s": t1 - t0, "collect_wall_time_s": t2 - t1,

@@ -138,9 +138,14 @@ def _write_dataset(spec: DatasetSpec, arrays: dict, root, fc: ForgeConfig, extra
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     card["sha256"] = write_d4rl(generated_path(spec.name, root), arrays, card)
-    atomic_write_bytes(card_path(spec.name, root), json.dumps(card, indent=2).encode())
-    _write_markdown(spec.name, root, card)
+    write_card(spec.name, root, card)
     return card
+
+
+def write_card(name: str, root, card: dict) -> None:
+    """``<name>.card.json`` and its markdown, ``<name>.card.md``, next to the data file."""
+    atomic_write_bytes(card_path(name, root), json.dumps(card, indent=2).encode())
+    _write_markdown(name, root, card)
 
 
 def _write_markdown(name: str, root, card: dict) -> Path:
