@@ -176,6 +176,44 @@ def test_iql_agent_transforms_rewards_as_its_domain_says(hopper_random):
     agent.close()
 
 
+def _affine_copy(data: Trajectories, scale: np.ndarray, shift: np.ndarray) -> Trajectories:
+    return dataclasses.replace(data, observations=(data.observations * scale + shift).astype(np.float32))
+
+
+def test_iql_normalize_observations_makes_learning_blind_to_observation_units(hopper_random):
+    """Standardising by the offline data's mean and std (x - mean) / std gives the networks the
+    same inputs when every observation dimension is rescaled and shifted, so the same seed makes
+    the same updates and acts alike on the correspondingly transformed observations; raw inputs
+    (the official code's) change with the units."""
+    from baselines.iql import IQLAgent
+
+    rng = np.random.default_rng(0)
+    scale = rng.uniform(0.5, 4.0, hopper_random.obs_dim).astype(np.float32)
+    shift = rng.uniform(-20.0, 20.0, hopper_random.obs_dim).astype(np.float32)
+    moved = _affine_copy(hopper_random, scale, shift)
+    probe = hopper_random.observations[:5]
+
+    def after_updates(data, normalize):
+        cfg = iql_config("hopper-medium", "smoke", 0, {"normalize_observations": normalize})
+        agent = IQLAgent(cfg, data, make_hopper, progress=False)
+        losses = [agent.update(agent.sample_batch()) for _ in range(3)]
+        obs = probe if data is hopper_random else probe * scale + shift
+        action = agent.act(obs.astype(np.float32), sample=False)
+        agent.close()
+        return losses, action
+
+    same, same_action = after_updates(hopper_random, True)
+    moved_losses, moved_action = after_updates(moved, True)
+    for a, b in zip(same, moved_losses, strict=True):
+        assert a == pytest.approx(b, rel=1e-3, abs=1e-4)
+    np.testing.assert_allclose(same_action, moved_action, rtol=1e-3, atol=1e-4)
+    raw, _ = after_updates(hopper_random, False)
+    raw_moved, _ = after_updates(moved, False)
+    assert raw[0]["value_loss"] != pytest.approx(raw_moved[0]["value_loss"], rel=1e-3)
+    with pytest.raises(ConfigError, match="normalize_observations"):
+        iql_config("hopper-medium", "smoke", 0, {"normalize_observations": 1})
+
+
 def test_iql_actor_rate_follows_the_cosine_offline_and_is_constant_online(hopper_random):
     from baselines.iql import IQLAgent
 
