@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 
 from benchmarks.reach import ReachRecorder, cells_to_goal, episode_reach
@@ -103,7 +104,7 @@ def test_reach_row_summarises_the_replayed_antmaze_episodes(tmp_path, method):
     pytest.importorskip("gymnasium_robotics", reason="AntMaze needs gymnasium-robotics")
     from benchmarks import job
     from benchmarks.experiments import RunSpec
-    from benchmarks.reach import reach_row
+    from benchmarks.reach import main, reach_row
     from benchmarks.records import read_record, run_dir
     spec = RunSpec("t", method, "antmaze-umaze", 0, "smoke", ANTMAZE_SMOKE[method])
     job.run_one(spec, tmp_path, threads=1)
@@ -115,3 +116,8 @@ def test_reach_row_summarises_the_replayed_antmaze_episodes(tmp_path, method):
     assert row["start_cells"] == pytest.approx(6.0)  # every evaluation starts in the U-maze's start cell
     assert row["path_m"] > 0 and row["fewest_cells"] <= row["start_cells"]
     assert row["closer_m"] == pytest.approx(row["start_m"] - row["closest_m"])
+    out, csv = tmp_path / "reach.md", tmp_path / "reach.csv"
+    assert main([str(run_dir(tmp_path, spec)), "--out", str(out), "--csv", str(csv)]) == 0
+    page = out.read_text()
+    assert "from 1 run directory" in page and f"| {method} | antmaze-umaze | 0 | smoke |" in page
+    assert pd.read_csv(csv).loc[0, "episodes"] == row["episodes"]
