@@ -14,7 +14,9 @@ over episodes of
   straight line (in the U-maze the way to the goal first leads away from it, so also:)
 * ``start_cells``, ``fewest_cells``, ``final_cells``: maze cells between the ant's cell and the
   goal's along the corridors (a shortest 4-connected path; 6 from the U-maze's start, 0 in the
-  goal's cell), at reset, at the fewest over the episode, and at the end.
+  goal's cell), at reset, at the fewest over the episode, and at the end;
+  ``episodes_by_fewest_cells`` counts the episodes by their fewest ("4:60 5:40": 60 got within
+  4 cells of the goal's, 40 within 5).
 
 ``replayed`` is "yes" when the replayed returns equal the record's final ones, episode by
 episode; "no" means the numbers describe other episodes of the same policy (a run whose last
@@ -176,8 +178,15 @@ def reach_row(directory: Path) -> dict:
             "code": ran["code"], "data_file": ran["data_file"], "episodes": len(sink),
             "successes": int(np.sum(replay.returns > 0)), **episodes.mean().drop("steps").to_dict(),
             "closer_m": float((episodes.start_m - episodes.closest_m).mean()),
-            "steps": float(episodes.steps.mean()), "replayed": "yes" if replay.matches else "no",
+            "steps": float(episodes.steps.mean()), "episodes_by_fewest_cells": tally_cells(episodes.fewest_cells),
+            "replayed": "yes" if replay.matches else "no",
             "checkpoint": replay.checkpoint, "run": directory.name}
+
+
+def tally_cells(fewest: pd.Series) -> str:
+    """How many episodes got to within each number of cells of the goal's, nearest first: "0:3 4:60 5:37"."""
+    counts = fewest.dropna().astype(int).value_counts().sort_index()
+    return " ".join(f"{cells}:{n}" for cells, n in counts.items())
 
 
 def markdown(table: pd.DataFrame) -> str:
@@ -190,7 +199,7 @@ def markdown(table: pd.DataFrame) -> str:
             "the record's reset seeds; `replayed` = the returns equal the record's) and averages over its "
             "episodes: `path_m` the torso's path, `start_m` / `closest_m` / `final_m` the straight-line "
             "distance to the goal, `*_cells` the maze cells between the ant's cell and the goal's (6 from "
-            "the U-maze's start). `code` and `data_file` are where the run ran (its git sha, its data "
+            "the U-maze's start; `episodes_by_fewest_cells` counts episodes by the fewest they reached). `code` and `data_file` are where the run ran (its git sha, its data "
             "file's content hash). Descriptive only.\n\n")
     cols = [c for c in table.columns if c != "run"]
     cell = lambda v: f"{v:.2f}" if isinstance(v, float) else str(v)  # noqa: E731

@@ -26,6 +26,11 @@ def test_episode_reach_is_the_path_length_and_the_distances_at_reset_closest_and
         episode_reach(np.zeros((3, 2)), np.zeros(2), np.zeros(3))
 
 
+def test_tally_cells_counts_episodes_by_their_fewest_cells_nearest_first():
+    from benchmarks.reach import tally_cells
+    assert tally_cells(pd.Series([5.0, 4.0, 5.0, np.nan, 0.0])) == "0:1 4:1 5:2"
+
+
 def test_cells_to_goal_counts_the_corridors_of_the_u_maze():
     # D4RL's U-maze: start cell (1, 1) at the origin, 4 m cells, goal cell (3, 1) at (0, 8); the
     # corridor runs (1,1) (1,2) (1,3) (2,3) (3,3) (3,2) (3,1): 6 steps from the start's cell
