@@ -589,7 +589,8 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
     done = runs[runs.status == "complete"]
     status = runs.status.value_counts().to_dict()
     lines += ["", f"Runs: {len(runs)} ({', '.join(f'{v} {k}' for k, v in sorted(status.items()))}); "
-                  f"compute of the complete runs: {done.wall_time.sum() / 3600.0:.2f} core-hours; "
+                  f"compute of the complete runs: {agg.core_hours_cell(done)} CPU core-hours "
+                  f"({done.wall_time.sum() / 3600.0:.2f} wall-clock hours summed over runs); "
                   f"data: {', '.join(sorted(set(done.data_source.dropna())))}.", ""]
     return "\n".join(lines)
 

@@ -16,7 +16,9 @@ the session-45 amendment), in the protocol's terms:
   over D (the two arms share each seed's pretraining);
 * **C3**, DT against ODT's offline protocol: mean ``odt-offline`` - mean ``dt``, per row;
 * **C4**, over the 8 locomotion rows once all have run: sum ODT (online) - sum IQL (online), and
-  sum delta ODT - sum delta IQL.
+  sum delta ODT - sum delta IQL;
+* beside them, described only (the issue's per-domain sums, no verdict): each Table 1 score
+  column summed over each domain's rows, with its interval, above the paper's sum of the same cells.
 
 A sum over rows is bootstrapped by resampling each row's seeds independently and summing the
 row means (95% percentile interval, 10,000 resamples, seeded). The verdict rules are the
@@ -121,6 +123,41 @@ def paper_c3(dataset: str) -> float:
     return row["odt_offline"][0] - row["dt"][0]
 
 
+# Table 1's score columns summed per domain (described, no verdict): (label, method, record field, paper key)
+SCORE_COLUMNS = (("DT", "dt", "final_score", "dt"), ("ODT (offline)", "odt-offline", "final_score", "odt_offline"),
+                 ("ODT (5k)", "odt", "final_score", "odt_online"), ("IQL (offline)", "iql", "offline_score", "iql_offline"),
+                 ("IQL (5k)", "iql", "final_score", "iql_online"), ("ODT control (5k)", "odt-control", "final_score", None))
+
+
+def score_groups(method: str, field: str):
+    """``row_groups`` for :func:`summed`: one row's mean ``field`` over ``method``'s complete seeds."""
+    def groups(runs: pd.DataFrame, dataset: str) -> Groups:
+        return [(_scores(runs, method, dataset)[field].dropna().to_numpy(), 1.0)]
+    return groups
+
+
+def paper_score_sum(domain: str, key: str | None) -> str:
+    """The paper's Table 1 means of ``key`` summed over ``domain``'s rows ("—" where it has none)."""
+    rows = reference.load("table1")["rows"]
+    values = [rows[d].get(key) if key else None for d in DOMAINS[domain]]
+    return "—" if any(v is None for v in values) else f"{sum(v[0] for v in values):.1f}"
+
+
+def score_sum_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+    """Each Table 1 score column summed over each domain's rows, with its interval; the paper's below."""
+    labels = [label for label, *_ in SCORE_COLUMNS]
+    lines = ["", "## Score sums per domain (described; no verdict)", "",
+             "Each method's mean score summed over the domain's two rows (normalized return; AntMaze: success "
+             "rate in %), 95% bootstrap interval resampling each row's seeds; the paper's sum of the same "
+             "cells in the line below (its budget: 0.2M online samples against our 5k).", "",
+             "| domain | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
+    for domain, rows in DOMAINS.items():
+        ours = [summed(runs, rows, score_groups(m, f), reps).text(signed=False) for _, m, f, _ in SCORE_COLUMNS]
+        paper = [paper_score_sum(domain, key) for *_, key in SCORE_COLUMNS]
+        lines += [f"| **{domain}** | " + " | ".join(ours) + " |", "| the paper | " + " | ".join(paper) + " |"]
+    return lines
+
+
 def report_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
     lines = ["# Per-domain comparisons of `PROTOCOL-table1-rows-cpu.md`", "",
              f"95% percentile bootstrap over seeds ({reps:,} resamples); a sum "
@@ -153,6 +190,7 @@ def report_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
         e = summed(runs, [d], c3_groups, reps)
         lines.append(f"| {d} | {e.text()} | {paper_c3(d):+.1f} | {c3_verdict(e, d)} |")
     lines += c4_lines(runs, reps)
+    lines += score_sum_lines(runs, reps)
     return lines
 
 

@@ -113,6 +113,20 @@ def test_c4_waits_for_all_eight_rows_and_then_sums_them():
     assert "incomplete" in "\n".join(rp.c4_lines(partial, reps=200))
 
 
+def test_score_sums_add_each_methods_row_means_over_the_domain():
+    rows = _row("hopper-medium", 40.0, 30.0, 35.0, 33.0) + _row("hopper-medium-replay", 20.0, 25.0, 10.0, 14.0)
+    lines = rp.score_sum_lines(_runs(rows), reps=200)
+    ours = next(line for line in lines if line.startswith("| **hopper** |")).split(" | ")
+    # columns: DT, ODT offline, ODT (5k), IQL offline, IQL (5k), control; no DT or control runs here
+    assert ours[1] == "—" and ours[6].startswith("—")
+    assert ours[2] == "55.0 [55.0, 55.0] (n=5)"  # 30 + 25, no spread
+    assert ours[3].startswith("64.0 [")  # mean(40..44) + mean(20..24) = 42 + 22
+    assert ours[4].startswith("47.0 [") and ours[5].startswith("45.0 [")  # IQL offline 33 + 14, online 35 + 10
+    paper = lines[lines.index(next(line for line in lines if line.startswith("| **hopper** |"))) + 1].split(" | ")
+    # the paper's Table 1 by hand: ODT (0.2m) 97.54 + 88.89, DT 61.03 + 62.75; no control in the paper
+    assert paper[3] == "186.4" and paper[1] == "123.8" and paper[6].startswith("—")
+
+
 def test_cli_rejects_few_resamples_and_an_empty_tree(tmp_path, capsys):
     with pytest.raises(SystemExit) as few:
         rp.main(["--results", str(tmp_path), "--reps", "50"])
