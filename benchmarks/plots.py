@@ -2,9 +2,9 @@
 
 Each figure is one groupby over the tidy frame of :func:`benchmarks.aggregate.load_results`,
 drawn with seaborn and saved as PNG and PDF next to a CSV of exactly the data it was drawn
-from, under ``<out>/<preset>/``. Learning curves put every run on a common grid of online
-samples (linear interpolation of its evaluation rows) and show the mean with a 95% bootstrap
-band over runs. A figure with no run to draw is skipped (``--missing`` writes it, saying on its face
+from, under ``<out>/<preset>/``. Learning curves put every run of a curve on a common grid of
+online samples (linear interpolation of its evaluation rows), ending where the curve's first run
+ends, and show the mean with a 95% bootstrap band over runs. A figure with no run to draw is skipped (``--missing`` writes it, saying on its face
 which experiment to run and with which command); a figure with failed or unfinished runs says
 how many. Figures go next to the results they come from (:mod:`benchmarks.outputs`).
 """
@@ -167,8 +167,7 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
     e = evals(df)
     y = _y(e)
     facets = _facet_order(e[facet], facet) if facet else [None]
-    # one grid per panel (each dataset has its own range of x)
-    parts = [on_grid(e if f is None else e[e[facet] == f], x, y, [hue] + ([facet] if facet else []), common=True)
+    parts = [_panel_on_grid(e if f is None else e[e[facet] == f], x, y, hue, [hue] + ([facet] if facet else []))
              for f in facets]
     data = pd.concat(parts, ignore_index=True)
     cols = min(4, max(1, len(facets)))
@@ -191,6 +190,14 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
         ax.set_xlabel(x.replace("_", " "))
         ax.set_ylabel(_y_label(y, f if facet == "dataset" else None))
     return data
+
+
+def _panel_on_grid(e: pd.DataFrame, x: str, y: str, hue: str, by: list[str]) -> pd.DataFrame:
+    """One panel's curves on grids of x: one grid per curve (``hue``), ending where that curve's
+    first run ends, so each point averages all of the curve's runs and no curve is cut where
+    another stopped (ODT's AntMaze runs end at 5,600 samples, IQL's at 5,000)."""
+    parts = [on_grid(g, x, y, by, common=True) for _, g in e.groupby(hue, sort=False)]
+    return pd.concat(parts, ignore_index=True) if parts else on_grid(e, x, y, by, common=True)
 
 
 def _y_label(y: str, dataset: str | None = None) -> str:

@@ -770,6 +770,25 @@ def test_learning_curve_panels_follow_table_1s_row_order():
     assert titles == ["hopper-medium", "hopper-medium-replay", "walker2d-medium", "halfcheetah-medium", "ant-medium"]
 
 
+def test_each_learning_curve_ends_where_its_own_first_run_ends():
+    """A panel's curves are not cut where another method stopped: ODT's AntMaze runs end at 5,600
+    samples (8 rollouts of 700 steps), IQL's at 5,000; each curve averages all its runs up to where
+    the first of them ends (odt: 5,600, not its other run's 6,300)."""
+    import matplotlib.pyplot as plt
+    rows = [{"run_id": r, "dataset": "antmaze-umaze-diverse", "method": m, "status": "complete",
+             "phase": "online", "online_samples": x, "score_mean": v}
+            for r, m, end in (("odt-0", "odt", 5600), ("odt-1", "odt", 6300), ("iql-0", "iql", 5000))
+            for x, v in ((0, 0.0), (end, 2.0))]
+    fig = plt.figure()
+    data = plots.draw_learning_curves(pd.DataFrame(rows), fig)
+    plt.close(fig)
+    ends = data.groupby("method").online_samples.max()
+    assert ends["odt"] == 5600 and ends["iql"] == 5000
+    # at 5,600 the odt curve still averages both runs: 2.0 (odt-0's last value) and 5600/6300 * 2
+    last = data[(data.method == "odt") & (data.online_samples == 5600)].score_mean
+    assert sorted(last.round(4)) == [round(2.0 * 5600 / 6300, 4), 2.0]
+
+
 def test_on_grid_interpolates_each_run():
     df = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "m": ["x"] * 4,
                        "online_samples": [0, 100, 0, 50], "score_mean": [0.0, 10.0, 0.0, 10.0]})
