@@ -9,7 +9,8 @@ percentile bootstrap over seeds (10,000 resamples, seeded) and applies the proto
   hold** if it lies below 0 or inside [-3, +3], otherwise **inconclusive**;
 * a "comparable" claim: **holds** if the interval lies inside [-5, +5], **does not hold** if it
   lies outside [-5, +5] entirely, otherwise **inconclusive**;
-* Fig. 2, Fig. 12 and Appendix F have rules of their own (written beside each below).
+* Fig. 2, Fig. 12 and Appendix F have rules of their own (written beside each below); the
+  exploratory ``sampling`` runs get no verdict.
 
 Paired differences take the seeds where both arms completed (the arms share each seed's
 pretraining); unpaired ones resample each arm on its own. A comparison with fewer seeds than the
@@ -332,9 +333,36 @@ def fig12_lambda(data: Data) -> list[Comparison]:
         verdict = "holds"
     else:
         verdict = "inconclusive"
-    text = ", ".join(f"{v}: λ {m:.3f}" for v, m in means.items())
+    text = ", ".join(f"{v}: λ {m:.3f}" for v, m in means.items()) + "; per run: " + _lambda_runs(last, beta)
     return [Comparison("Fig. 12", f"spread of mean final λ over initial values (largest distance of entropy to β: {gap.max():.2f})",
                        Estimate(spread, float("nan"), float("nan"), n), verdict, text)]
+
+
+def _lambda_runs(last: pd.DataFrame, beta: float) -> str:
+    """Each run's final λ, entropy − β and updates: λ0 values that stop before the constraint binds
+    are read at another stage than those whose entropy reached β."""
+    rows = last.sort_values(["lambda_init", "seed"])
+    return ", ".join(f"{r.variant} s{r.seed} λ {float(r['lambda']):.3f} (entropy − β {float(r.entropy) - beta:+.2f}, "
+                     f"{_thousands(r.updates)} updates)" for _, r in rows.iterrows())
+
+
+def _thousands(n) -> str:
+    return "?" if pd.isna(n) else f"{float(n) / 1000:.1f}k"
+
+
+def appendix_f_sampling(data: Data) -> list[Comparison]:
+    """The exploratory ``sampling`` experiment (not in the paper's figures; registered with no
+    verdict): finetuning with trajectories drawn in proportion to return against to length. The
+    rule also sets how pretraining batches draw, so the arms differ from the start: unpaired, and
+    the end-of-pretraining difference is shown beside the final one."""
+    runs, out = data.runs["sampling"], []
+    for phase, value in (("final", "final_score"), ("end of pretraining", "offline_score")):
+        e, text = unpaired(arm(runs, "sampling=return", value=value), arm(runs, "sampling=length", value=value),
+                           data.reps)
+        out.append(Comparison("Appendix F (runs)", f"return − length, {phase} (unpaired; exploratory)", e,
+                              "no verdict (exploratory)" if e.n >= TWO_ARM_SEEDS else f"incomplete (n={e.n} < "
+                              f"{TWO_ARM_SEEDS})", text))
+    return out
 
 
 def appendix_d_table_rtg(data: Data) -> list[Comparison]:
@@ -361,6 +389,8 @@ FIGURES: list[tuple[str, str, tuple[str, ...], Callable[[Data], list[Comparison]
     ("Fig. 12", "from λ0 in {1, 2, 5, 10, 100} entropy reaches β and λ converges to one value in (0, 1)",
      ("lambda",), fig12_lambda),
     ("Appendix D", "g_online = 2g* and g* give comparable returns", ("table_rtg",), appendix_d_table_rtg),
+    ("Appendix F (runs)", "not a claim of the paper (exploratory): finetuning with trajectories sampled by return "
+     "instead of by length", ("sampling",), appendix_f_sampling),
 ]
 COMMANDS = {  # the protocol's commands, for figures with no runs yet
     "g_eval": "g_eval --preset cpu --seeds 3", "stoch_vs_det": "stoch_vs_det --preset cpu --seeds 5 "
@@ -370,6 +400,7 @@ COMMANDS = {  # the protocol's commands, for figures with no runs yet
     "eval_context": "eval_context --preset cpu --seeds 3 --make-datasets",
     "pos_embedding": "pos_embedding --preset cpu --seeds 3 --make-datasets", "lambda": "lambda --preset cpu --seeds 3",
     "table_rtg": "table_rtg --preset cpu --seeds 5 --datasets hopper-medium walker2d-medium", "table1": "table1 --preset cpu",
+    "sampling": "sampling --preset cpu --seeds 5",
 }
 
 
@@ -379,7 +410,7 @@ def load(root: Path | str, preset: str, reps: int = BOOTSTRAP_REPS) -> Data:
     curves = {}
     for e in experiments:
         c = agg.load_results(root, preset, e)
-        for col in ("phase", "score_mean", "entropy", "lambda", "g_eval_multiple", "loss"):
+        for col in ("phase", "score_mean", "entropy", "lambda", "g_eval_multiple", "loss", "updates"):
             if col not in c:
                 c[col] = np.nan
         curves[e] = _with_initial_lambda(c, root, preset, e)

@@ -300,3 +300,50 @@ def test_a_comparison_with_one_seed_in_an_arm_prints_no_interval():
     assert ap.Comparison("Fig. 4", "D3", Estimate(37.0, 25.2, 48.9, 2), "x").text() == "+37.0 [+25.2, +48.9] (n=2)"
     # a value with no bootstrap at all (Fig. 12's spread of λ) keeps its own format
     assert ap.Comparison("Fig. 12", "spread", Estimate(0.051, float("nan"), float("nan"), 1), "x").text() == "0.051 (n=1)"
+
+
+def test_sampling_runs_are_compared_unpaired_and_get_no_verdict(tmp_path):
+    root = tmp_path / "results"
+    # return arm finals 50, 52, ..., 58 (mean 54); length arm 40 at every seed but one missing seed:
+    # unpaired, so the missing seed does not drop the return arm's seed 24
+    for i, s in enumerate(range(20, 25)):
+        curve_run(root, "sampling", "odt", "hopper-medium", s, "sampling=return", [50.0 + 2 * i], offline=30.0)
+        if s != 24:
+            curve_run(root, "sampling", "odt", "hopper-medium", s, "sampling=length", [40.0], offline=32.0)
+    final, pretrained = ap.appendix_f_sampling(ap.load(root, "cpu", reps=300))
+    assert final.estimate.mean == pytest.approx(14.0) and pretrained.estimate.mean == pytest.approx(-2.0)
+    assert final.estimate.n == 4 and final.verdict.startswith("incomplete")  # n is the smaller arm's
+    curve_run(root, "sampling", "odt", "hopper-medium", 24, "sampling=length", [40.0], offline=32.0)
+    final, _ = ap.appendix_f_sampling(ap.load(root, "cpu", reps=300))
+    assert final.estimate.n == 5 and final.verdict == "no verdict (exploratory)"
+    assert "s24 +58.0" in final.per_seed
+
+
+def _lambda_sweep(root, finals, entropy=-6.2, seeds=(20, 21, 22)):
+    """Fig. 12's runs on walker2d-medium (beta = -6): λ0 -> every seed's final λ."""
+    for lam0, lam in finals.items():
+        for s in seeds:
+            curve_run(root, "lambda", "odt", "walker2d-medium", s, f"lambda0={lam0:g}", [40.0],
+                      entropy=entropy, lam=lam, init_lambda=float(lam0))
+
+
+@pytest.mark.parametrize("finals,entropy,expected", [
+    ({1: 0.30, 2: 0.32, 5: 0.35, 10: 0.36, 100: 0.38}, -6.2, "holds"),  # spread 0.08, entropy 0.2 from beta
+    ({1: 0.30, 2: 0.32, 5: 0.35, 10: 0.36, 100: 0.38}, -4.0, "inconclusive"),  # entropy 2 nats above beta
+    ({1: 0.30, 2: 0.32, 5: 0.35, 10: 0.50, 100: 0.55}, -6.2, "inconclusive"),  # spread 0.25: between 0.1 and 0.3
+    ({1: 0.30, 2: 0.32, 5: 0.35, 10: 0.97, 100: 0.97}, -6.2, "does not hold"),  # spread 0.67 > 0.3
+    ({1: 0.30, 2: 0.32, 5: 0.35, 10: 0.36, 100: 1.10}, -6.2, "does not hold")])  # a λ at or above 1
+def test_lambda_sweep_applies_the_protocols_rule(tmp_path, finals, entropy, expected):
+    _lambda_sweep(tmp_path / "results", finals, entropy)
+    (c,) = ap.fig12_lambda(ap.load(tmp_path / "results", "cpu", reps=200))
+    assert c.verdict == expected
+    assert c.estimate.mean == pytest.approx(max(finals.values()) - min(finals.values()))
+    assert f"lambda0=100 s22 λ {finals[100]:.3f} (entropy − β {entropy + 6:+.2f}" in c.per_seed
+
+
+def test_lambda_sweep_waits_for_three_seeds_of_every_initial_value(tmp_path):
+    root = tmp_path / "results"
+    _lambda_sweep(root, {1: 0.3, 2: 0.3, 5: 0.3, 10: 0.3}, seeds=(20, 21, 22))
+    _lambda_sweep(root, {100: 0.3}, seeds=(20, 21))
+    (c,) = ap.fig12_lambda(ap.load(root, "cpu", reps=200))
+    assert c.verdict.startswith("incomplete (n=2")
