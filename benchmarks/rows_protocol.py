@@ -35,6 +35,7 @@ import pandas as pd
 
 from benchmarks import reference
 from benchmarks.experiments import TABLE1_MIN_SEEDS
+from benchmarks.methods import method_config
 from benchmarks.reproduction import (
     BOOTSTRAP_REPS,
     Estimate,
@@ -143,13 +144,38 @@ def paper_score_sum(domain: str, key: str) -> str:
     return "—" if any(v is None for v in values) else f"{sum(v[0] for v in values):.1f}"
 
 
-def score_sum_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+def count_text(n: int) -> str:
+    """5000 -> "5k", 200000 -> "200k", 1000000 -> "1M", 300 -> "300"."""
+    return f"{n / 1e6:g}M" if n >= 1_000_000 else f"{n / 1e3:g}k" if n >= 1000 else str(n)
+
+
+def online_budget(preset: str) -> str:
+    """ODT's online samples at ``preset``, e.g. "5k"."""
+    return count_text(method_config("odt", "hopper-medium", preset, 0, {}).online.online_samples)
+
+
+def longer_pretraining(preset: str) -> str:
+    """Where ODT pretrains longer than Table 1's separately trained offline protocol, from the
+    preset's configs (each domain's first row), in words."""
+    longer: dict[tuple[int, int], list[str]] = {}
+    for domain, rows in DOMAINS.items():
+        odt, offline = (method_config(m, rows[0], preset, 0, {}).pretrain_updates for m in ("odt", "odt-offline"))
+        if odt > offline:
+            longer.setdefault((offline, odt), []).append(domain)
+    if not longer:
+        return "trains at least as many updates as ODT pretrains on every domain"
+    return "; ".join(f"trains {off} updates where ODT pretrains {odt} on {' and '.join(domains)}"
+                     for (off, odt), domains in longer.items())
+
+
+def score_sum_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS, preset: str = "cpu") -> list[str]:
     """Each Table 1 score column summed over each domain's rows, with its interval; the paper's below."""
-    labels = [c.label.replace("0.2m", "5k") for c in SCORE_COLUMNS]  # this protocol's budget
+    online = online_budget(preset)
+    labels = [c.label.replace("0.2m", online) for c in SCORE_COLUMNS]  # this preset's budget
     lines = ["", "## Score sums per domain (described; no verdict)", "",
              "Each method's mean score summed over the domain's two rows (normalized return; AntMaze: success "
              "rate in %), 95% bootstrap interval resampling each row's seeds; the paper's sum of the same "
-             "cells in the line below (its budget: 0.2M online samples against our 5k).", "",
+             f"cells in the line below (its budget: 0.2M online samples against our {online}).", "",
              "| domain | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
     for domain, rows in DOMAINS.items():
         ours = [summed(runs, rows, score_groups(c.method, c.value), reps).text(signed=False) for c in SCORE_COLUMNS]
@@ -158,7 +184,7 @@ def score_sum_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]
     return lines
 
 
-def report_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+def report_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS, preset: str = "cpu") -> list[str]:
     lines = ["# Per-domain comparisons of `PROTOCOL-table1-rows-cpu.md`", "",
              f"95% percentile bootstrap over seeds ({reps:,} resamples); a sum "
              "over rows resamples each row's seeds independently. n: the smallest seed count among "
@@ -166,8 +192,7 @@ def report_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
              "## C1: Σ_D δ ODT − Σ_D δ IQL", "",
              "Within run (not registered, no verdict): δ ODT read as each ODT run's final minus its own "
              "end of pretraining, beside Table 1's δ ODT (ODT minus the separately trained offline "
-             "protocol, which at this preset trains 2500 updates where ODT pretrains 5000 on walker2d "
-             "and ant).", "",
+             f"protocol, which at this preset (`{preset}`) {longer_pretraining(preset)}).", "",
              "| domain / row | ours | within run | the paper | verdict |", "|---|---|---|---|---|"]
     for domain, rows in DOMAINS.items():
         e = summed(runs, rows, c1_groups, reps)
@@ -190,7 +215,7 @@ def report_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
         e = summed(runs, [d], c3_groups, reps)
         lines.append(f"| {d} | {e.text()} | {paper_c3(d):+.1f} | {c3_verdict(e, d)} |")
     lines += c4_lines(runs, reps)
-    lines += score_sum_lines(runs, reps)
+    lines += score_sum_lines(runs, reps, preset)
     return lines
 
 
@@ -214,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = analysis_runs(args, "table1")
     if runs is None:
         return 1
-    return emit("\n".join(report_lines(runs, args.reps)), args.out)
+    return emit("\n".join(report_lines(runs, args.reps, args.preset)), args.out)
 
 
 if __name__ == "__main__":

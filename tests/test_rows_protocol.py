@@ -133,3 +133,14 @@ def test_cli_rejects_few_resamples_and_an_empty_tree(tmp_path, capsys):
     assert few.value.code == 2 and "--reps: 50 is out of range" in capsys.readouterr().err
     assert rp.main(["--results", str(tmp_path)]) == 1
     assert "no table1 runs" in capsys.readouterr().err
+
+
+def test_the_reports_budget_words_follow_the_preset():
+    # cpu protocol: 5k online samples; the offline protocol trains 2500 updates where ODT pretrains 5000 on
+    # walker2d and ant (PROTOCOL-table1-rows-cpu.md). The paper: 0.2M samples, and its offline protocol
+    # trains 1e5 updates, longer than ODT's pretraining on every domain (appendix tables)
+    cpu = "\n".join(rp.report_lines(_runs(_row("walker2d-medium", 40.0, 30.0, 35.0, 33.0)), reps=200, preset="cpu"))
+    assert "trains 2500 updates where ODT pretrains 5000 on walker2d and ant" in cpu
+    assert "| ODT (5k) |" in cpu and "against our 5k" in cpu
+    paper = "\n".join(rp.report_lines(_runs(_row("walker2d-medium", 40.0, 30.0, 35.0, 33.0)), reps=200, preset="paper"))
+    assert "at least as many updates as ODT pretrains on every domain" in paper and "against our 200k" in paper
