@@ -335,7 +335,7 @@ def _lambda_sweep(root, finals, entropy=-6.2, seeds=(20, 21, 22)):
     ({1: 0.30, 2: 0.32, 5: 0.35, 10: 0.36, 100: 1.10}, -6.2, "does not hold")])  # a λ at or above 1
 def test_lambda_sweep_applies_the_protocols_rule(tmp_path, finals, entropy, expected):
     _lambda_sweep(tmp_path / "results", finals, entropy)
-    (c,) = ap.fig12_lambda(ap.load(tmp_path / "results", "cpu", reps=200))
+    c, _ = ap.fig12_lambda(ap.load(tmp_path / "results", "cpu", reps=200))
     assert c.verdict == expected
     assert c.estimate.mean == pytest.approx(max(finals.values()) - min(finals.values()))
     assert f"lambda0=100 s22 λ {finals[100]:.3f} (entropy − β {entropy + 6:+.2f}" in c.per_seed
@@ -345,5 +345,16 @@ def test_lambda_sweep_waits_for_three_seeds_of_every_initial_value(tmp_path):
     root = tmp_path / "results"
     _lambda_sweep(root, {1: 0.3, 2: 0.3, 5: 0.3, 10: 0.3}, seeds=(20, 21, 22))
     _lambda_sweep(root, {100: 0.3}, seeds=(20, 21))
-    (c,) = ap.fig12_lambda(ap.load(root, "cpu", reps=200))
+    c, _ = ap.fig12_lambda(ap.load(root, "cpu", reps=200))
     assert c.verdict.startswith("incomplete (n=2")
+
+
+def test_lambda_sweep_also_reads_lambda_among_the_initial_values_that_reach_beta(tmp_path):
+    root = tmp_path / "results"
+    _lambda_sweep(root, {1: 0.36, 2: 0.33, 5: 0.37}, entropy=-2.0)  # 4 nats above beta = -6: stopped early
+    _lambda_sweep(root, {10: 0.97, 100: 0.95}, entropy=-6.1)
+    registered, bound = ap.fig12_lambda(ap.load(root, "cpu", reps=200))
+    assert registered.verdict == "does not hold" and registered.estimate.mean == pytest.approx(0.97 - 0.33)
+    assert bound.estimate.mean == pytest.approx(0.02) and "(2 of 5; exploratory)" in bound.label
+    assert bound.verdict == "no verdict (exploratory)"
+    assert bound.per_seed.endswith("not reaching β: lambda0=1, lambda0=2, lambda0=5")
