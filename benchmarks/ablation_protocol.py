@@ -336,16 +336,17 @@ def fig12_lambda(data: Data) -> list[Comparison]:
     text = ", ".join(f"{v}: λ {m:.3f}" for v, m in means.items()) + "; per run: " + _lambda_runs(last, beta)
     registered = Comparison("Fig. 12", f"spread of mean final λ over initial values (largest distance of entropy to β: "
                                        f"{gap.max():.2f})", Estimate(spread, float("nan"), float("nan"), n), verdict, text)
-    return [registered, _lambda_where_bound(last, gap, n)]
+    return [registered, _lambda_where_bound(last, gap)]
 
 
-def _lambda_where_bound(last: pd.DataFrame, gap: pd.Series, n: int) -> Comparison:
+def _lambda_where_bound(last: pd.DataFrame, gap: pd.Series) -> Comparison:
     """Exploratory (protocol's session-57 note, written after seed 20 of λ0 = 10 and 100): the same
     spread over only the initial values all of whose runs end with entropy within 0.5 of β, i.e.
     where the constraint binds and the paper's claim is about λ's resting value."""
     bound = gap.le(0.5).groupby(last.variant).all()
     values = [v for v in bound.index if bound[v]]
-    means = last[last.variant.isin(values)].groupby("variant")["lambda"].mean().astype(float)
+    kept = last[last.variant.isin(values)].groupby("variant")["lambda"]
+    means, n = kept.mean().astype(float), int(kept.size().min()) if values else 0
     spread = float(means.max() - means.min()) if len(means) > 1 else float("nan")
     text = (", ".join(f"{v}: λ {m:.3f}" for v, m in means.items()) or "no initial value's runs all reach β") + \
         f"; not reaching β: {', '.join(v for v in bound.index if not bound[v]) or 'none'}"
