@@ -637,7 +637,7 @@ FIGURES = [
     Figure("eval_context", "eval_context", "Fig. 9: evaluation context length 1 vs 5 (ant-medium-replay)" + FINAL_BARS, draw_grid_final, (9, 4)),
     Figure("pos_embedding", "pos_embedding", "Fig. 10: positional embedding on / off (walker2d-medium)" + FINAL_BARS, draw_grid_final, (9, 4)),
     Figure("lambda", "lambda", "Fig. 12: entropy and lambda from several initial lambdas" + CURVE_BAND, draw_lambda, (10, 4)),
-    Figure("sampling", "sampling", "Appendix F: sampling by length vs by return" + CURVE_BAND, draw_variant_curves),
+    Figure("sampling", "sampling", "Appendix F runs (exploratory, not a figure of the paper): finetuning with trajectories sampled by length vs by return" + CURVE_BAND, draw_variant_curves),
     Figure("stability", "table1", "Fig. 11: stability of ODT, IQL and SAC (hopper-medium, Table 1's runs)",
            draw_stability, select=stability_runs),
     Figure("table_rtg", "table_rtg", "Appendix D: g_online = 2g* vs g*" + FINAL_BARS, draw_table_rtg, (12, 4)),
