@@ -341,11 +341,14 @@ def draw_table_rtg(df, fig):
 
 
 def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: str | None = None,
-                   log_y: tuple = (), common_start: tuple = (), end_per_variant: bool = False) -> pd.DataFrame:
+                   log_y: tuple = (), common_start: tuple = (), end_per_variant: bool = False,
+                   each_run: bool = False) -> pd.DataFrame:
     """One panel per metric (columns of ``e`` missing are left empty): variants' curves against ``x``.
     The grid ends where the first run ends (runs that stop at different x would make the mean jump
     as they drop out); ``end_per_variant``: each variant's where its own first run ends, for
-    variants whose runs last very different lengths (Fig. 12's initial lambdas)."""
+    variants whose runs last very different lengths (Fig. 12's initial lambdas). ``each_run``:
+    every run also drawn thin in its variant's colour to its own end, so what a longer run does
+    after the mean stops stays visible."""
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     parts = []
     for ax, c in zip(axes, metrics):
@@ -354,7 +357,12 @@ def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: 
         groups = [g for _, g in e.groupby("variant")] if end_per_variant else [e]
         d = pd.concat([on_grid(g, x, c, ["variant"], common=True, common_start=c in common_start) for g in groups],
                       ignore_index=True)
-        sns.lineplot(d, x=x, y=c, hue="variant", hue_order=_order(d["variant"]), errorbar=BAND, ax=ax, **BOOT)
+        order = _order(d["variant"])
+        sns.lineplot(d, x=x, y=c, hue="variant", hue_order=order, errorbar=BAND, ax=ax, **BOOT)
+        if each_run:
+            runs = e[e["variant"].isin(order)].dropna(subset=[x, c])
+            sns.lineplot(runs, x=x, y=c, hue="variant", hue_order=order, units="run_id", estimator=None,
+                         lw=0.7, alpha=0.45, legend=False, ax=ax)
         _legend_with_seed_counts(ax, d, "variant")  # the caption's "n in the legends"
         ax.set_title((titles or {}).get(c, c))
         ax.set_ylabel((titles or {}).get(c, c))
@@ -388,7 +396,8 @@ def draw_lambda(df, fig):
     titles = {"entropy": f"policy entropy (dashed: β = −|A| = {beta_text})" if betas else "policy entropy",
               "lambda": "λ (temperature)"}
     data = _metric_panels(fig, e, "updates", ("entropy", "lambda"), titles=titles, log_y=("lambda",),
-                          xlabel="gradient updates (dotted: end of pretraining)", end_per_variant=True)
+                          xlabel="gradient updates (dotted: end of pretraining)", end_per_variant=True,
+                          each_run=True)
     entropy_ax, lambda_ax = fig.axes[:2]
     entropy_ax.set_ylabel("entropy (nats)")
     lambda_ax.set_ylabel("λ")
@@ -636,7 +645,9 @@ FIGURES = [
     Figure("buffer_init", "buffer_init", "Fig. 8: replay buffer initialisation, top-N vs random" + CURVE_BAND, draw_variant_curves_by_dataset, (14, 3.5)),
     Figure("eval_context", "eval_context", "Fig. 9: evaluation context length 1 vs 5 (ant-medium-replay)" + FINAL_BARS, draw_grid_final, (9, 4)),
     Figure("pos_embedding", "pos_embedding", "Fig. 10: positional embedding on / off (walker2d-medium)" + FINAL_BARS, draw_grid_final, (9, 4)),
-    Figure("lambda", "lambda", "Fig. 12: entropy and lambda from several initial lambdas" + CURVE_BAND, draw_lambda, (10, 4)),
+    Figure("lambda", "lambda", "Fig. 12: entropy and lambda from several initial lambdas (line: mean over seeds to "
+           "where a variant's first run ends; band: its 95% bootstrap interval; thin: one run each, to its end)",
+           draw_lambda, (10, 4)),
     Figure("sampling", "sampling", "Appendix F runs (exploratory, not a figure of the paper): finetuning with trajectories sampled by length vs by return" + CURVE_BAND, draw_variant_curves),
     Figure("stability", "table1", "Fig. 11: stability of ODT, IQL and SAC (hopper-medium, Table 1's runs)",
            draw_stability, select=stability_runs),

@@ -742,6 +742,23 @@ def test_lambda_figure_marks_beta_of_the_datasets_action_space():
     plt.close(fig)
 
 
+def test_lambda_figure_draws_each_run_to_its_own_end_beyond_the_mean():
+    """The mean of an initial lambda stops where its first run stops; a longer seed's later course
+    (session 57: lambda0 = 10 seed 21 dips again after 60k updates) is still drawn, thin."""
+    import matplotlib.pyplot as plt
+    ends = {"short": 100, "long": 300}
+    rows = [{"run_id": r, "dataset": "walker2d-medium", "method": "odt", "variant": "lambda0=10", "status": "complete",
+             "phase": "online", "updates": u, "online_samples": 0, "step": u, "entropy": -u / 100,
+             "lambda": 10 / (1 + u)} for r, end in ends.items() for u in range(10, end + 1, 10)]
+    fig = plt.figure()
+    data = plots.draw_lambda(pd.DataFrame(rows), fig)
+    assert data[data.metric == "lambda"].updates.max() == 100  # the mean: up to the short run's end
+    for ax in fig.axes[:2]:
+        reach = max(np.nanmax(line.get_xdata()) for line in ax.lines if len(line.get_xdata()) > 1)
+        assert reach == 300
+    plt.close(fig)
+
+
 def test_metric_panel_legends_say_how_many_runs_each_variant_averages():
     """Fig. 12's caption says "n in the legends" when its initial lambdas have different seed
     counts: each legend entry of each panel names its variant's number of runs."""
