@@ -333,7 +333,8 @@ def fig12_lambda(data: Data) -> list[Comparison]:
         verdict = "holds"
     else:
         verdict = "inconclusive"
-    text = ", ".join(f"{v}: λ {m:.3f}" for v, m in means.items()) + "; per run: " + _lambda_runs(last, beta)
+    text = ", ".join(f"{v}: λ {m:.3f}" for v, m in means.items()) + "; per run: " + \
+        _lambda_runs(last.join(_where_beta_binds(curves, beta)), beta)
     registered = Comparison("Fig. 12", f"spread of mean final λ over initial values (largest distance of entropy to β: "
                                        f"{gap.max():.2f})", Estimate(spread, float("nan"), float("nan"), n), verdict, text)
     return [registered, _lambda_where_bound(last, gap)]
@@ -355,12 +356,34 @@ def _lambda_where_bound(last: pd.DataFrame, gap: pd.Series) -> Comparison:
                       "no verdict (exploratory)", text, 3)
 
 
+def _where_beta_binds(curves: pd.DataFrame, beta: float, within: float = 0.5) -> pd.DataFrame:
+    """Per complete run (index run_id): ``beta_at``, the updates of its first evaluation after its
+    entropy's peak whose entropy is no more than ``within`` above β (the way down: a fresh policy's
+    first evaluations can sit near β before the entropy rises), and ``lambda_low``, its lowest λ
+    from there on (both NaN for a run whose entropy never comes down that low)."""
+    done = curves[curves.status == "complete"].sort_values(["run_id", "step"])
+    rows = {}
+    for run_id, g in done.groupby("run_id"):
+        entropy = g.entropy.astype(float).to_numpy()
+        near = (entropy - beta <= within) & (np.arange(len(g)) >= np.argmax(entropy))
+        after = g[near.cumsum() > 0]
+        rows[run_id] = ((float(after.updates.iloc[0]), float(after["lambda"].astype(float).min())) if len(after)
+                        else (float("nan"), float("nan")))
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["beta_at", "lambda_low"])
+
+
 def _lambda_runs(last: pd.DataFrame, beta: float) -> str:
-    """Each run's final λ, entropy − β and updates: λ0 values that stop before the constraint binds
-    are read at another stage than those whose entropy reached β."""
+    """Each run's final λ, entropy − β and updates, and where its entropy first came within 0.5 of β
+    with its lowest λ after that: λ0 values that stop before the constraint binds are read at
+    another stage than those whose entropy reached β."""
+    def bound(r) -> str:
+        if pd.isna(r.get("beta_at", float("nan"))):
+            return "never within 0.5 of β after its peak"
+        return f"within 0.5 of β from {_thousands(r.beta_at)}, lowest λ since {float(r.lambda_low):.3f}"
+
     rows = last.sort_values(["lambda_init", "seed"])
     return ", ".join(f"{r.variant} s{r.seed} λ {float(r['lambda']):.3f} (entropy − β {float(r.entropy) - beta:+.2f}, "
-                     f"{_thousands(r.updates)} updates)" for _, r in rows.iterrows())
+                     f"{_thousands(r.updates)} updates; {bound(r)})" for _, r in rows.iterrows())
 
 
 def _thousands(n) -> str:

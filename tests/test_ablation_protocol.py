@@ -24,8 +24,10 @@ def curve_run(root, experiment, method, dataset, seed, variant, online_scores, o
     rec.write_json(d / "config.json", {"optim": {"init_lambda": init_lambda}})
     curve = [{"phase": "pretrain", "updates": 10, "online_samples": 0, "score_mean": offline,
               "entropy": -1.0, "lambda": init_lambda}]
+    per_eval = lambda v: v if isinstance(v, list) else [v] * len(online_scores)  # noqa: E731
     curve += [{"phase": "online", "updates": 20 + i, "online_samples": 100 * (i + 1), "score_mean": s,
-               "entropy": entropy, "lambda": lam} for i, s in enumerate(online_scores)]
+               "entropy": h, "lambda": la}
+              for i, (s, h, la) in enumerate(zip(online_scores, per_eval(entropy), per_eval(lam)))]
     rec.write_curve(d / rec.CURVE, curve)
     rec.write_json(d / rec.RECORD, {"status": "complete", "run_id": spec.run_id, "final_score": online_scores[-1],
                                     "offline_score": offline, "counters": {"wall_time": 1.0}})
@@ -339,6 +341,27 @@ def test_lambda_sweep_applies_the_protocols_rule(tmp_path, finals, entropy, expe
     assert c.verdict == expected
     assert c.estimate.mean == pytest.approx(max(finals.values()) - min(finals.values()))
     assert f"lambda0=100 s22 λ {finals[100]:.3f} (entropy − β {entropy + 6:+.2f}" in c.per_seed
+
+
+def test_lambda_runs_say_where_entropy_first_comes_within_half_a_nat_of_beta(tmp_path):
+    """Per run: the first evaluation whose entropy is at most 0.5 above β = -6 and the lowest λ from
+    there on (the dip after the constraint binds); a run whose entropy stays higher says so."""
+    root = tmp_path / "results"
+    # evaluations at updates 20, 21, 22, 23: entropy -3, -5.4 (0.6 above: not yet), -5.6, -6.1
+    curve_run(root, "lambda", "odt", "walker2d-medium", 20, "lambda0=10", [40.0] * 4,
+              entropy=[-3.0, -5.4, -5.6, -6.1], lam=[2.0, 0.9, 0.7, 0.8], init_lambda=10.0)
+    curve_run(root, "lambda", "odt", "walker2d-medium", 20, "lambda0=1", [40.0] * 2,
+              entropy=[-2.0, -4.0], lam=[0.5, 0.4], init_lambda=1.0)
+    # near β only before its entropy rises (a fresh policy): not the constraint binding
+    curve_run(root, "lambda", "odt", "walker2d-medium", 20, "lambda0=2", [40.0] * 3,
+              entropy=[-5.8, 3.0, -1.0], lam=[1.5, 1.2, 1.0], init_lambda=2.0)
+    c, _ = ap.fig12_lambda(ap.load(root, "cpu", reps=200))
+    assert "lambda0=2 s20 λ 1.000 (entropy − β +5.00, 0.0k updates; never within 0.5 of β after its peak)" in c.per_seed
+    assert "lambda0=10 s20 λ 0.800 (entropy − β -0.10, 0.0k updates; within 0.5 of β from 0.0k, lowest λ since 0.700)" \
+        in c.per_seed
+    assert "lambda0=1 s20 λ 0.400 (entropy − β +2.00, 0.0k updates; never within 0.5 of β after its peak)" in c.per_seed
+    bound = ap._where_beta_binds(ap.load(root, "cpu", reps=200).curves["lambda"], -6.0)
+    assert sorted(bound.beta_at.dropna().tolist()) == [22.0]
 
 
 def test_lambda_sweep_waits_for_three_seeds_of_every_initial_value(tmp_path):
