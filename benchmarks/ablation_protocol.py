@@ -365,7 +365,8 @@ def _where_beta_binds(curves: pd.DataFrame, beta: float, within: float = 0.5) ->
     rows = {}
     for run_id, g in done.groupby("run_id"):
         entropy = g.entropy.astype(float).to_numpy()
-        near = (entropy - beta <= within) & (np.arange(len(g)) >= np.argmax(entropy))
+        peak = np.nanargmax(entropy) if np.isfinite(entropy).any() else len(g)  # no entropy logged: never
+        near = (entropy - beta <= within) & (np.arange(len(g)) >= peak)
         after = g[near.cumsum() > 0]
         rows[run_id] = ((float(after.updates.iloc[0]), float(after["lambda"].astype(float).min())) if len(after)
                         else (float("nan"), float("nan")))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from benchmarks import ablation_protocol as ap
@@ -362,6 +363,10 @@ def test_lambda_runs_say_where_entropy_first_comes_within_half_a_nat_of_beta(tmp
     assert "lambda0=1 s20 λ 0.400 (entropy − β +2.00, 0.0k updates; never within 0.5 of β after its peak)" in c.per_seed
     bound = ap._where_beta_binds(ap.load(root, "cpu", reps=200).curves["lambda"], -6.0)
     assert sorted(bound.beta_at.dropna().tolist()) == [22.0]
+    # an unlogged entropy is not the peak: -5.8 comes before the real one (3.0), so β is never reached
+    gaps = pd.DataFrame({"run_id": ["x"] * 4, "step": [1, 2, 3, 4], "status": ["complete"] * 4, "updates": [1, 2, 3, 4],
+                         "entropy": [float("nan"), -5.8, 3.0, -1.0], "lambda": [1.0, 0.9, 0.8, 0.7]})
+    assert ap._where_beta_binds(gaps, -6.0).loc["x"].isna().all()
 
 
 def test_lambda_sweep_waits_for_three_seeds_of_every_initial_value(tmp_path):
