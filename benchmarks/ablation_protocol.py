@@ -138,10 +138,14 @@ def sweep_score(curves: pd.DataFrame, phase: str, multiple: float) -> pd.Series:
     return rows.groupby("seed").score_mean.mean().astype(float)
 
 
+def complete_in_order(curves: pd.DataFrame) -> pd.DataFrame:
+    """The complete runs' evaluation rows, each run's in the order they were logged."""
+    return curves[curves.status == "complete"].sort_values(["run_id", "step"])
+
+
 def last_row(curves: pd.DataFrame) -> pd.DataFrame:
     """Each complete run's last evaluation row."""
-    done = curves[curves.status == "complete"].sort_values(["run_id", "step"])
-    return done.groupby("run_id").tail(1).set_index("run_id")
+    return complete_in_order(curves).groupby("run_id").tail(1).set_index("run_id")
 
 
 # ----- the figures ----------------------------------------------------------------------------
@@ -312,6 +316,9 @@ def fig11_stability(data: Data) -> list[Comparison]:
                        positive_verdict(e15, TWO_ARM_SEEDS), t15)]
 
 
+NEAR_BETA = 0.5  # Fig. 12's protocol: a run's entropy counts as at β within this many nats
+
+
 def fig12_lambda(data: Data) -> list[Comparison]:
     """Holds if every run's final entropy is within 0.5 of beta = -6 and the 5 initial values'
     mean final lambdas lie in (0, 1) with a spread below 0.1; fails if one is >= 1 or the spread
@@ -329,7 +336,7 @@ def fig12_lambda(data: Data) -> list[Comparison]:
         verdict = f"incomplete (n={n}, {len(means)} of 5 values)"
     elif (means >= 1).any() or spread > 0.3:
         verdict = "does not hold"
-    elif (gap <= 0.5).all() and (means > 0).all() and spread < 0.1:
+    elif (gap <= NEAR_BETA).all() and (means > 0).all() and spread < 0.1:
         verdict = "holds"
     else:
         verdict = "inconclusive"
@@ -344,7 +351,7 @@ def _lambda_where_bound(last: pd.DataFrame, gap: pd.Series) -> Comparison:
     """Exploratory (protocol's session-57 note, written after seed 20 of λ0 = 10 and 100): the same
     spread over only the initial values all of whose runs end with entropy within 0.5 of β, i.e.
     where the constraint binds and the paper's claim is about λ's resting value."""
-    bound = gap.le(0.5).groupby(last.variant).all()
+    bound = gap.le(NEAR_BETA).groupby(last.variant).all()
     values = [v for v in bound.index if bound[v]]
     kept = last[last.variant.isin(values)].groupby("variant")["lambda"]
     means, n = kept.mean().astype(float), int(kept.size().min()) if values else 0
@@ -356,14 +363,13 @@ def _lambda_where_bound(last: pd.DataFrame, gap: pd.Series) -> Comparison:
                       "no verdict (exploratory)", text, 3)
 
 
-def _where_beta_binds(curves: pd.DataFrame, beta: float, within: float = 0.5) -> pd.DataFrame:
+def _where_beta_binds(curves: pd.DataFrame, beta: float, within: float = NEAR_BETA) -> pd.DataFrame:
     """Per complete run (index run_id): ``beta_at``, the updates of its first evaluation after its
     entropy's peak whose entropy is no more than ``within`` above β (the way down: a fresh policy's
     first evaluations can sit near β before the entropy rises), and ``lambda_low``, its lowest λ
     from there on (both NaN for a run whose entropy never comes down that low)."""
-    done = curves[curves.status == "complete"].sort_values(["run_id", "step"])
     rows = {}
-    for run_id, g in done.groupby("run_id"):
+    for run_id, g in complete_in_order(curves).groupby("run_id"):
         entropy = g.entropy.astype(float).to_numpy()
         peak = np.nanargmax(entropy) if np.isfinite(entropy).any() else len(g)  # no entropy logged: never
         near = (entropy - beta <= within) & (np.arange(len(g)) >= peak)
@@ -378,9 +384,9 @@ def _lambda_runs(last: pd.DataFrame, beta: float) -> str:
     with its lowest λ after that: λ0 values that stop before the constraint binds are read at
     another stage than those whose entropy reached β."""
     def bound(r) -> str:
-        if pd.isna(r.get("beta_at", float("nan"))):
-            return "never within 0.5 of β after its peak"
-        return f"within 0.5 of β from {_thousands(r.beta_at)}, lowest λ since {float(r.lambda_low):.3f}"
+        if pd.isna(r.beta_at):
+            return f"never within {NEAR_BETA:g} of β after its peak"
+        return f"within {NEAR_BETA:g} of β from {_thousands(r.beta_at)}, lowest λ since {float(r.lambda_low):.3f}"
 
     rows = last.sort_values(["lambda_init", "seed"])
     return ", ".join(f"{r.variant} s{r.seed} λ {float(r['lambda']):.3f} (entropy − β {float(r.entropy) - beta:+.2f}, "
