@@ -84,6 +84,9 @@ class LaunchOptions:
     poll_s: float = 1.0
     loggers: tuple[str, ...] = ()  # also log curve rows to "tensorboard" / "wandb" (benchmarks.loggers)
     reuse_pretraining: bool = True  # start from a shared end-of-pretraining state (benchmarks/shared_pretraining.py)
+    # seconds, in all, that a launch waits for runs another process holds before it leaves them to
+    # that process: a launch being stopped (Ctrl-C, pkill) keeps its jobs' locks a few seconds more
+    holder_grace_s: float = 30.0
 
     def validate(self) -> LaunchOptions:
         if self.executor not in EXECUTORS:
@@ -99,6 +102,8 @@ class LaunchOptions:
             raise ConfigError(f"threads={self.threads!r} is out of range: >= 1")
         if self.mem_gb is not None and not (math.isfinite(self.mem_gb) and self.mem_gb > 0):
             raise ConfigError(f"mem_gb={self.mem_gb!r} is out of range: > 0 and finite")
+        if not (math.isfinite(self.holder_grace_s) and self.holder_grace_s >= 0):
+            raise ConfigError(f"holder_grace_s={self.holder_grace_s!r} is out of range: >= 0 and finite")
         require_loggers(self.loggers)
         return self
 
@@ -413,6 +418,23 @@ def pretraining_waits(root: Path, specs: Sequence[RunSpec], groups: Sequence[str
     return waits
 
 
+def held_by_live_holders(root: Path, specs: Sequence[RunSpec], grace_s: float,
+                         say: Callable[[str], None] | None = None) -> list[RunSpec]:
+    """The runs of ``specs`` whose lock another process still holds after up to ``grace_s``
+    seconds in all. A launch that was just stopped holds its runs' locks until its jobs have
+    exited; without the grace a launch started in that window would leave those runs to a
+    process about to die, and finish without running them (session 58). A live holder runs for
+    hours, so waiting out the grace costs a launch that meets one only those seconds."""
+    held = [s for s in specs if held_elsewhere(rec.run_dir(root, s))]
+    if held and grace_s > 0 and say is not None:
+        say(f"{len(held)} run(s) held by another process; waiting up to {grace_s:g} s in case it is exiting")
+    deadline = time.monotonic() + grace_s
+    while held and time.monotonic() < deadline:
+        time.sleep(min(0.25, grace_s))
+        held = [s for s in held if held_elsewhere(rec.run_dir(root, s))]
+    return held
+
+
 def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | None = None,
            progress: bool = True) -> LaunchReport:
     """Run every spec that is not complete; returns what finished and what failed."""
@@ -430,10 +452,9 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                 pending.remove(spec)
             else:
                 report.skipped -= 1
-    for spec in list(pending):  # another launch of the same experiment is running it: leave it alone
-        if held_elsewhere(rec.run_dir(root, spec)):
-            pending.remove(spec)
-            report.held.append(spec.run_id)
+    for spec in held_by_live_holders(root, pending, opts.holder_grace_s, say=print if progress else None):
+        pending.remove(spec)  # another launch of the same experiment is running it: leave it alone
+        report.held.append(spec.run_id)
     if not pending:
         return report
     threads = job_threads(opts, kind)

@@ -274,9 +274,39 @@ def test_a_run_that_meets_a_launchers_brief_probe_waits_it_out(tmp_path):
 def test_a_second_launch_leaves_held_runs_to_the_first_and_does_not_call_them_failed(tmp_path):
     held, free = _spec(seed=0), _spec(seed=1)
     with job_mod._run_lock(rec.run_dir(tmp_path, held)):  # the first launch is running seed 0
-        report = launch([held, free], tmp_path, LaunchOptions(executor="debug"), progress=False)
+        report = launch([held, free], tmp_path, LaunchOptions(executor="debug", holder_grace_s=0.2), progress=False)
     assert report.ok and report.done == 1 and report.held == [held.run_id] and not report.failed
     assert rec.is_complete(rec.run_dir(tmp_path, free)) and not rec.is_complete(rec.run_dir(tmp_path, held))
+
+
+def test_a_launch_runs_what_a_stopping_launch_lets_go_within_the_grace(tmp_path, capsys):
+    """A launch that was just stopped holds its runs' locks until its jobs have exited (session 58:
+    a launch started in that window left the run to a dying process and finished without it).
+    A holder that lets go within the grace leaves the run to this launch; one that does not keeps it."""
+    import threading
+    spec = _spec()
+    locked, release = threading.Event(), threading.Event()
+
+    def stopping_launch():
+        with job_mod._run_lock(rec.run_dir(tmp_path, spec)):
+            locked.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=stopping_launch)
+    holder.start()
+    locked.wait()
+    threading.Timer(0.5, release.set).start()  # its job exits half a second later
+    report = launch([spec], tmp_path, LaunchOptions(executor="debug", holder_grace_s=20.0), progress=True)
+    holder.join()
+    assert report.ok and report.done == 1 and report.held == []
+    assert rec.is_complete(rec.run_dir(tmp_path, spec))
+    assert "1 run(s) held by another process; waiting up to 20 s" in capsys.readouterr().out
+
+
+def test_launch_options_reject_a_negative_or_infinite_holder_grace():
+    for bad in (-1.0, float("inf"), float("nan")):
+        with pytest.raises(ConfigError, match=f"holder_grace_s={bad!r} is out of range"):
+            LaunchOptions(holder_grace_s=bad).validate()
 
 
 def test_g_eval_sweep_rows_are_recorded_after_each_phase(tmp_path):

@@ -270,7 +270,7 @@ def test_a_follower_whose_leader_another_launch_is_pretraining_starts_after_free
     with job_mod._run_lock(leader):  # the first launch runs odt seed 0
         rec.write_curve(leader / rec.CURVE, [{"phase": "pretrain", "updates": 10},
                                              {"phase": leader_phase, "updates": 20}])
-        opts = launch_mod.LaunchOptions(executor="debug", parallel=2, poll_s=0.0)
+        opts = launch_mod.LaunchOptions(executor="debug", parallel=2, poll_s=0.0, holder_grace_s=0.0)
         report = launch_mod.launch(specs, tmp_path, opts, progress=False)
     assert report.held == [specs[0].run_id]
     assert [(s.method, s.seed) for s in submitted] == expected
