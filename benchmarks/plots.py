@@ -16,7 +16,7 @@ import io
 import re
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,11 +123,11 @@ def _factor_name(values: list) -> str:
     return names.pop() if len(names) == 1 and all("=" in str(v) for v in values) else "factor"
 
 
-def _facet_order(values, facet: str) -> list:
-    """Panels of datasets in Table 1's order (others after it, by name); other facets by name."""
-    if facet != "dataset":
-        return _order(values)
-    rank = {d: i for i, d in enumerate(TABLE1_DATASETS)}
+def _facet_order(values, facet: str, first: Sequence[str] = ()) -> list:
+    """Panels in the order ``first`` gives (the paper's), then the others by name; datasets in
+    Table 1's order (others after it, by name)."""
+    first = TABLE1_DATASETS if facet == "dataset" else first
+    rank = {d: i for i, d in enumerate(first)}
     return sorted(pd.unique(pd.Series(values)), key=lambda d: (rank.get(d, len(rank)), _natural(d)))
 
 
@@ -163,10 +163,10 @@ def hue_colors(order: list, hue: str) -> dict:
 
 
 def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = None,
-            x: str = "online_samples") -> pd.DataFrame:
+            x: str = "online_samples", facet_order: Sequence[str] = (), sharey: bool = False) -> pd.DataFrame:
     e = evals(df)
     y = _y(e)
-    facets = _facet_order(e[facet], facet) if facet else [None]
+    facets = _facet_order(e[facet], facet, facet_order) if facet else [None]
     parts = [_panel_on_grid(e if f is None else e[e[facet] == f], x, y, hue, [hue] + ([facet] if facet else []))
              for f in facets]
     data = pd.concat(parts, ignore_index=True)
@@ -176,7 +176,7 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
         fig.set_size_inches(3.5 * cols, 3.0 * rows + 0.8)
     else:  # fewer panels than the figure was sized for: no stretched curves
         fig.set_figwidth(min(fig.get_figwidth(), 3.0 + 3.5 * cols))
-    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    axes = fig.subplots(rows, cols, squeeze=False, sharey=sharey).ravel()
     for ax in axes[len(facets):]:
         ax.set_visible(False)
     order = _order(data[hue])
@@ -288,7 +288,10 @@ def draw_convergence(df, fig):
 
 
 def draw_stoch(df, fig):
-    return _curves(_split_variant(df), fig, hue="setting", facet="factor")
+    """Fig. 4: a panel per model size, small left and large right as in the paper, on one y scale
+    (the paper reads both arms as improving with the larger model)."""
+    return _curves(_split_variant(df), fig, hue="setting", facet="factor", facet_order=("small", "large"),
+                   sharey=True)
 
 
 def draw_g_eval(df, fig):

@@ -787,6 +787,21 @@ def test_learning_curve_panels_follow_table_1s_row_order():
     assert titles == ["hopper-medium", "hopper-medium-replay", "walker2d-medium", "halfcheetah-medium", "ant-medium"]
 
 
+def test_fig_4_panels_read_small_then_large_as_in_the_paper():
+    """Fig. 4's left panel is the small model, its right the large one (not by name), on one y scale."""
+    import matplotlib.pyplot as plt
+    rows = [{"run_id": f"{size}-{arm}", "variant": f"{size},{arm}", "dataset": "hopper-medium", "method": "odt",
+             "status": "complete", "phase": "online", "online_samples": x, "score_mean": float(x)}
+            for size in ("large", "small") for arm in ("stochastic", "deterministic") for x in (0, 100)]
+    fig = plt.figure()
+    plots.draw_stoch(pd.DataFrame(rows), fig)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    small, large = fig.axes[:2]
+    plt.close(fig)
+    assert titles == ["small", "large"]
+    assert small.get_shared_y_axes().joined(small, large)  # one y scale: the sizes compare by eye
+
+
 def test_each_learning_curve_ends_where_its_own_first_run_ends():
     """A panel's curves are not cut where another method stopped: ODT's AntMaze runs end at 5,600
     samples (8 rollouts of 700 steps), IQL's at 5,000; each curve averages all its runs up to where
