@@ -282,7 +282,8 @@ def test_a_second_launch_leaves_held_runs_to_the_first_and_does_not_call_them_fa
 def test_a_launch_runs_what_a_stopping_launch_lets_go_within_the_grace(tmp_path, capsys):
     """A launch that was just stopped holds its runs' locks until its jobs have exited (session 58:
     a launch started in that window left the run to a dying process and finished without it).
-    A holder that lets go within the grace leaves the run to this launch; one that does not keeps it."""
+    A holder that lets go within the grace leaves the run to this launch (one that holds on past the
+    grace keeps it: the test above)."""
     import threading
     spec = _spec()
     locked, release = threading.Event(), threading.Event()
