@@ -125,12 +125,13 @@ def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
             f"Move {directory} away to run it again under the current configuration.")
 
 
-def held_elsewhere(directory: Path) -> bool:
-    """True if another live process holds the run's lock right now (another launch is running it)."""
+def held_elsewhere(directory: Path, patience: float = 0.0) -> bool:
+    """True if another live process holds the run's lock (another launch is running it), still
+    after ``patience`` seconds of trying to take it."""
     if not (Path(directory) / ".lock").exists():  # never run: nothing to hold (and no directory to create)
         return False
     try:
-        with _run_lock(directory):
+        with _run_lock(directory, patience):
             return False
     except RunInProgress:
         return True

@@ -428,11 +428,8 @@ def held_by_live_holders(root: Path, specs: Sequence[RunSpec], grace_s: float,
     held = [s for s in specs if held_elsewhere(rec.run_dir(root, s))]
     if held and grace_s > 0 and say is not None:
         say(f"{len(held)} run(s) held by another process; waiting up to {grace_s:g} s in case it is exiting")
-    deadline = time.monotonic() + grace_s
-    while held and time.monotonic() < deadline:
-        time.sleep(min(0.25, grace_s))
-        held = [s for s in held if held_elsewhere(rec.run_dir(root, s))]
-    return held
+    deadline = time.monotonic() + grace_s  # one deadline for all: each run gets what is left of it
+    return [s for s in held if held_elsewhere(rec.run_dir(root, s), patience=max(0.0, deadline - time.monotonic()))]
 
 
 def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | None = None,
