@@ -60,6 +60,8 @@ EXIT_CODES = """exit codes:
   1 some runs failed (each is named with its log), or a dataset could not be made
   2 usage or configuration error: an unknown name, an out-of-range value, datasets missing,
     or a local plan over 24 h without --yes; nothing was launched
+  3 none failed, but some runs were left to another live launch that is running them (the
+    tables were not rewritten): run the same command again after that launch has ended
   130 interrupted (Ctrl-C): the next call resumes the interrupted runs from their checkpoints"""
 
 
@@ -323,7 +325,7 @@ def _launch(args: argparse.Namespace, preset: str, specs: list[RunSpec], todo: l
         _write_tables(args, preset)
     else:
         print("tables not rewritten: some runs of this plan are not complete (the tables on disk are unchanged)")
-    return 0 if report.ok else 1
+    return 1 if not report.ok else 3 if report.held else 0
 
 
 def _write_tables(args: argparse.Namespace, preset: str) -> None:

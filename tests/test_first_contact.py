@@ -207,6 +207,24 @@ def test_the_smoke_preset_needs_no_made_dataset(tmp_path, data_dir, launches, ca
     assert len(launches) == 1 and len(launches[0]) == 6 and not data_dir.exists()  # nothing made by the check
 
 
+@pytest.mark.parametrize("held, failed, code", [([], [], 0), (["r0"], [], 3), (["r0"], ["r1"], 1)])
+def test_a_launch_that_left_runs_to_another_live_launch_does_not_exit_0(
+        tmp_path, data_dir, capsys, monkeypatch, held, failed, code):
+    """Exit 0 says every run of the plan is complete (EXIT_CODES); runs left to another live
+    launch are not, so such a launch exits 3 (1 where a run also failed) and leaves the tables."""
+    def fake(specs, root, opts=None, progress=True):
+        return LaunchReport(total=len(specs), done=len(specs) - len(held) - len(failed), held=list(held),
+                            failed=[launch_mod.Failure(r, "boom", None) for r in failed])
+    written = []
+    monkeypatch.setattr(run_cli, "launch", fake)
+    monkeypatch.setattr(tables, "write_experiment_tables", lambda *a, **k: written.append(a) or [])
+    assert _cli(tmp_path, "table1", "--preset", "smoke", "--datasets", "hopper-medium", "--seeds", "1") == code
+    out = capsys.readouterr().out
+    assert ("left to another live launch" in out) == bool(held)
+    assert bool(written) == (code == 0)
+    assert "\n  3 none failed, but some runs were left to another live launch" in run_cli.EXIT_CODES
+
+
 def test_the_default_preset_is_paper_on_slurm_or_a_gpu_else_cpu(tmp_path, data_dir, launches, capsys, monkeypatch):
     assert launch_mod.default_preset("slurm")[0] == "paper"
     assert launch_mod.default_preset("local") == ("cpu", "local CPU, no GPU")
