@@ -50,6 +50,10 @@ Experiments (paper section in brackets):
   ODT's offline protocol both trained four times the preset's offline length (cpu: 1e4, the
   paper's 1e5 / 10) on hopper-medium-replay, the row where C3 (ODT offline against DT) differs
   from the paper, to see whether that difference belongs to the short budget.
+* ``official`` (``PROTOCOL-official-cpu.md``; not in the paper): the unmodified official
+  online-dt code (method ``official-odt``, ``benchmarks/official/``) with the config of
+  ``table1``'s ``odt`` cells, on the same generated data and environment, seeds 0-9: its set of
+  scores against ours. Needs ``ODT_OFFICIAL_SRC`` (``docs/official-odt.md``).
 
 Ablations that change ODT's internals (overrides of ``odt.config`` fields) use the ``odt``
 method; the methods of ``table1``/``stability`` are taken from ``benchmarks.methods.METHODS``
@@ -339,6 +343,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("finetune_lr", "Diagnostic: ODT finetuned at the paper's learning rate (the cpu preset floors it at 1e-3)",
                5, ("hopper-medium",), ("odt",),
                variants=lambda m, d, p: [("online.lr=paper", _ov(online__lr=_paper_lr(d)), ())]),
+    Experiment("official", "Protocol PROTOCOL-official-cpu.md: the unmodified official online-dt code on the same "
+               "data, environment and config as Table 1's odt cells (needs ODT_OFFICIAL_SRC)",
+               10, ("hopper-medium", "hopper-medium-replay", "walker2d-medium"), ("official-odt",)),
     Experiment("offline_length", "Protocol PROTOCOL-offline-length-cpu.md: ODT's offline protocol trained as many "
                "updates as ODT's pretraining (walker2d, ant: the cpu preset's 5000, not 2500)",
                5, OFFLINE_LENGTH_DATASETS, ("odt-offline",), variants=_offline_length_variants),

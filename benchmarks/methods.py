@@ -12,6 +12,9 @@ Every method is built the same way and presents the interface in baselines/inter
   end-of-pretraining row gives "IQL (offline)", its last row "IQL (0.2m)".
 * ``sac``: Soft Actor-Critic online from scratch (baselines/sac.py); the dataset only names
   the environment.
+* ``official-odt``: the unmodified official online-dt code (facebookresearch/online-dt) run on
+  the same dataset, environment and ``odt`` config (benchmarks/official/); needs the official
+  source, named by ``ODT_OFFICIAL_SRC`` (docs/official-odt.md), and refuses to start without it.
 
 Run one method from the command line (a quick check, not the benchmark runner)::
 
@@ -35,6 +38,7 @@ from baselines.interface import Agent
 from baselines.iql import IQLAgent, iql_config
 from baselines.sac import SACAgent, sac_config
 from benchmarks.datasets.minari_spec import hyperparameter_dataset
+from benchmarks.official.driver import OfficialODTAgent, official_config
 from odt.config import PRESETS, ConfigError, make_config, parse_assignments
 from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
@@ -68,6 +72,10 @@ def _sac_config(dataset: str, preset: str, seed: int, overrides: dict[str, Any])
     return sac_config(dataset, preset, seed, overrides)
 
 
+def _official_agent(cfg, data, make_env, score_fn, progress) -> Agent:
+    return OfficialODTAgent(cfg, data, make_env, score_fn=score_fn, progress=progress)
+
+
 def _sac_agent(cfg, data, make_env, score_fn, progress) -> Agent:
     del data  # SAC learns from scratch online; the dataset only names the environment
     return SACAgent(cfg, make_env, score_fn=score_fn, progress=progress)
@@ -81,7 +89,10 @@ METHODS: dict[str, tuple[Callable, Callable]] = {
     "dt": (dt_config, dt_agent),
     "iql": (iql_config, _iql_agent),
     "sac": (_sac_config, _sac_agent),
+    "official-odt": (official_config, _official_agent),
 }
+# methods that run code from outside this repository (the setup they need is in docs/)
+EXTERNAL_METHODS = ("official-odt",)
 
 
 def _require(method: str) -> None:

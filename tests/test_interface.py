@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import make_hopper
 
-from benchmarks.methods import METHODS, build_agent, method_config
+from benchmarks.methods import EXTERNAL_METHODS, METHODS, build_agent, method_config
 from odt.config import ConfigError
 
 SHARED_KEYS = {"phase", "updates", "online_samples", "return_mean", "return_std", "length_mean", "returns"}
@@ -41,7 +41,9 @@ def _counters(agent) -> dict:
     return {k: v for k, v in vars(agent.counters).items() if k != "wall_time"}
 
 
-@pytest.mark.parametrize("method", sorted(METHODS))
+# official-odt runs code from outside the repository and restarts rather than resumes: its own
+# contract is checked with a stand-in source in tests/test_official_driver.py
+@pytest.mark.parametrize("method", sorted(set(METHODS) - set(EXTERNAL_METHODS)))
 def test_every_method_honours_the_agent_contract(method, hopper_random):
     cfg = method_config(method, "hopper-medium", "smoke", seed=3)
     score = lambda r: np.asarray(r) / 10.0  # noqa: E731  (a stand-in normaliser)

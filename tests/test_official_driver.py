@@ -1,0 +1,207 @@
+"""The official-odt driver without the official code: its adapters, its mapping of the preset onto
+the official options, and a whole run through a stand-in source (tests/official_stand_in/) that
+has the official entry points and order of calls."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+import types
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from benchmarks.methods import method_config
+from benchmarks.official.adapters import (
+    InProcessVecEnv,
+    OldGymEnv,
+    from_official_trajectories,
+    stand_in_modules,
+    to_official_trajectories,
+)
+from benchmarks.official.driver import (
+    SOURCE_ENV,
+    WORKERS_ENV,
+    OfficialODTAgent,
+    locate_source,
+    official_config,
+    official_variant,
+)
+from odt.config import ConfigError, make_config
+from tests.conftest import make_hopper, toy_trajectories
+
+STAND_IN = Path(__file__).parent / "official_stand_in"
+
+
+class Corridor(gym.Env):
+    """1-D: the position moves by the action; terminated past +1, truncated after 4 steps."""
+
+    observation_space = gym.spaces.Box(-10, 10, (1,), np.float64)
+    action_space = gym.spaces.Box(-1, 1, (1,), np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.x = float(self.np_random.uniform(-0.5, 0.5))
+        return np.array([self.x]), {}
+
+    def step(self, action):
+        self.x += float(action[0])
+        return np.array([self.x]), 1.0, self.x > 1.0, False, {}
+
+
+def corridor() -> gym.Env:
+    return gym.wrappers.TimeLimit(Corridor(), max_episode_steps=4)
+
+
+# ----- the dataset in the official layout ------------------------------------------------------
+
+def test_official_pickle_round_trips_the_dataset_exactly():
+    data = toy_trajectories([5, 1, 7, 3], obs_dim=4, act_dim=2, seed=3)
+    paths = pickle.loads(pickle.dumps(to_official_trajectories(data)))
+    assert [len(p["rewards"]) for p in paths] == [5, 1, 7, 3]
+    for i, p in enumerate(paths):  # the official layout: terminals set only at a terminated trajectory's end
+        assert p["terminals"].dtype == bool and p["terminals"][:-1].sum() == 0
+        assert bool(p["terminals"][-1]) == bool(i % 2)
+        assert p["observations"].dtype == np.float32 and p["observations"].shape == (len(p["rewards"]), 4)
+    back = from_official_trajectories(paths)
+    for name in ("observations", "actions", "rewards", "lengths", "terminated"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(data, name), err_msg=name)
+
+
+# ----- the old gym API and the vector env ------------------------------------------------------
+
+def test_old_gym_adapter_seeds_at_the_next_reset_and_reports_done():
+    env = OldGymEnv(corridor())
+    assert env.seed(7) == [7]
+    first = env.reset()
+    reference, _ = corridor().reset(seed=7)
+    np.testing.assert_array_equal(first, reference)  # reset() returns the observation alone
+    assert not np.array_equal(env.reset(), first)  # later resets continue the stream, unseeded
+    obs, reward, done, info = env.step(np.array([2.0], dtype=np.float32))
+    assert (reward, done) == (1.0, True) and isinstance(reward, float)  # terminated -> done
+    env.reset()
+    for _ in range(3):
+        assert env.step(np.array([0.0], dtype=np.float32))[2] is False
+    *_, done, info = env.step(np.array([0.0], dtype=np.float32))
+    assert done and info["TimeLimit.truncated"]  # truncated at the time limit -> done, as old gym
+
+
+def test_vector_env_resets_ended_episodes_like_subproc_vec_env():
+    fns = [lambda s=s: _seeded(s) for s in (0, 1)]
+    vec = InProcessVecEnv(fns)
+    obs = vec.reset()
+    assert obs.shape == (2, 1) and vec.num_envs == 2
+    obs, rewards, dones, infos = vec.step(np.array([[2.0], [0.0]], dtype=np.float32))
+    assert rewards.dtype == np.float32 and dones.tolist() == [True, False]
+    assert infos[0]["terminal_observation"][0] > 1.0  # the last observation of the ended episode
+    assert abs(obs[0, 0]) <= 0.5  # ... and the env restarted
+    vec.close()
+
+
+def _seeded(seed: int) -> OldGymEnv:
+    env = OldGymEnv(corridor())
+    env.seed(seed)
+    return env
+
+
+def test_stand_in_modules_exist_only_inside_the_block(tmp_path):
+    (tmp_path / "official_probe_module.py").write_text("VALUE = 42\n")
+    before = sys.modules.get("gym")
+    sentinel = types.ModuleType("gym")
+    sys.modules["gym"] = sentinel  # a module the stand-in shadows comes back afterwards
+    path_before = list(sys.path)
+    try:
+        with stand_in_modules({"corridor": corridor}, [tmp_path]):
+            import d4rl  # noqa: F401
+            import gym as old_gym
+            from stable_baselines3.common.vec_env import SubprocVecEnv
+
+            import official_probe_module
+            assert isinstance(old_gym.make("corridor"), OldGymEnv)
+            assert SubprocVecEnv is InProcessVecEnv and official_probe_module.VALUE == 42
+            with pytest.raises(KeyError, match="no environment for 'hopper'"):
+                old_gym.make("hopper")
+        assert sys.modules["gym"] is sentinel
+        assert "official_probe_module" not in sys.modules and "d4rl" not in sys.modules
+        assert "stable_baselines3.common.vec_env" not in sys.modules and sys.path == path_before
+    finally:
+        if before is None:
+            sys.modules.pop("gym", None)
+        else:
+            sys.modules["gym"] = before
+
+
+# ----- the preset as the official variant ------------------------------------------------------
+
+def test_cpu_preset_maps_onto_the_official_options():
+    v = official_variant(make_config("hopper-medium", "online", "cpu", {"seed": 3}), "hopper-medium")
+    # the cpu preset of docs/presets-and-methods.md, in main.py's option names
+    expected = {"seed": 3, "env": "hopper-medium", "K": 20, "embed_dim": 64, "n_layer": 3, "n_head": 4,
+                "dropout": 0.1, "eval_context_length": 5, "ordering": 0, "eval_rtg": 3600.0,
+                "num_eval_episodes": 10, "init_temperature": 0.1, "batch_size": 64, "learning_rate": 1e-3,
+                "weight_decay": 5e-4, "warmup_steps": 1000, "online_rtg": 7200.0, "replay_size": 25,
+                "num_updates_per_online_iter": 300, "eval_interval": 5, "num_online_rollouts": 1,
+                "driver_online_lr": 1e-4, "driver_online_samples": 5000, "log_to_tb": False}
+    assert {k: v[k] for k in expected} == expected
+    # 2500 pretraining updates in iterations of 500, so evaluations fall at 1000 and 2000 too
+    assert (v["num_updates_per_pretrain_iter"], v["max_pretrain_iters"]) == (500, 5)
+
+
+@pytest.mark.parametrize("field, value", [("model.stochastic", False), ("online.exploration_rtg", "curriculum"),
+                                          ("online.add_rollouts", False), ("online.buffer_init", "random"),
+                                          ("optim.lambda_lr", 1e-3), ("rtg_scale", 1.0)])
+def test_settings_the_official_code_cannot_run_are_refused_by_name(field, value):
+    cfg = make_config("hopper-medium", "online", "cpu", {field: value})
+    with pytest.raises(ConfigError, match=field.split(".")[-1]):
+        official_variant(cfg, "hopper-medium")
+
+
+def test_without_the_official_source_the_method_refuses_and_says_how(tmp_path, monkeypatch):
+    monkeypatch.delenv(SOURCE_ENV, raising=False)
+    with pytest.raises(ConfigError, match=f"{SOURCE_ENV} is not set.*docs/official-odt.md"):
+        method_config("official-odt", "hopper-medium", "cpu")
+    with pytest.raises(ConfigError, match="no main.py there"):
+        locate_source({SOURCE_ENV: str(tmp_path)})
+    source = locate_source({SOURCE_ENV: str(STAND_IN)})
+    assert source.commit is None and len(source.sha256) == 64  # not the official code: no commit claimed
+
+
+# ----- a whole run through the stand-in source -------------------------------------------------
+
+def test_a_run_follows_the_official_loop_with_the_drivers_wrappers(hopper_random):
+    environ = {SOURCE_ENV: str(STAND_IN), WORKERS_ENV: "0"}
+    overrides = {"pretrain_updates": 40, "eval_every_updates": 20, "online.lr": 3e-5}
+    cfg = official_config("hopper-medium", "smoke", 5, overrides, environ=environ)
+    agent = OfficialODTAgent(cfg, hopper_random, make_hopper, score_fn=lambda r: np.asarray(r) / 10,
+                             progress=False, environ=environ)
+    rows: list[dict] = []
+    modules_before = set(sys.modules)
+    try:
+        end_of_pretraining = agent.pretrain(log=rows.append)
+        last = agent.finetune(log=rows.append)
+        evaluation = agent.evaluate(episodes=3)
+        experiment = agent._experiment
+    finally:
+        agent.close()
+
+    budget, per_round = cfg.odt.online.online_samples, cfg.odt.online.updates_per_round
+    pre = [r for r in rows if r["phase"] == "pretrain"]
+    online = [r for r in rows if r["phase"] == "online"]
+    assert [r["updates"] for r in pre] == [20, 40] and end_of_pretraining is pre[-1]
+    # the budget counts samples: the run stops at the round that reaches it, and evaluates there
+    assert last is online[-1] and last["online_samples"] >= budget
+    assert experiment.total_transitions_sampled == last["online_samples"]
+    rounds = experiment.online_iter
+    assert last["rounds"] == rounds and last["updates"] == 40 + rounds * per_round
+    assert [r["rounds"] for r in online[:-1]] == list(range(2, rounds, 2))  # every eval_every_rounds = 2
+    # per-episode returns come from the official evaluation, normalised by the score function
+    assert all(len(r["returns"]) == cfg.odt.eval_episodes for r in rows)
+    assert last["score_mean"] == pytest.approx(np.mean(last["returns"]) / 10)
+    # pretraining at the preset's rate, finetuning at online.lr (after warmup both are flat)
+    assert experiment.rates[39] == pytest.approx(cfg.odt.optim.lr)
+    assert experiment.rates[40:] == pytest.approx([3e-5] * (len(experiment.rates) - 40))
+    assert len(evaluation["returns"]) == 3 and agent.counters.pretrain_done
+    assert not {"main", "data", "evaluation", "utils"} & (set(sys.modules) - modules_before)
+    assert agent.finetune() is None and agent.pretrain() is None  # done: nothing more to run
