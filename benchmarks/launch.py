@@ -55,6 +55,7 @@ from benchmarks.job import (
     spec_config,
 )
 from benchmarks.loggers import require_loggers
+from benchmarks.official.driver import OfficialODTConfig
 from odt.config import (
     ConfigError,
     domain_defaults,
@@ -887,10 +888,16 @@ def _generic(cfg: Any) -> tuple[dict[str, Any], float, float]:
     return d, offline, 6.0 * batch * 3 * 2 * hidden * hidden
 
 
+def priced_config(cfg: Any) -> Any:
+    """The config whose layout prices a run: ``official-odt`` runs the ``odt`` config it carries."""
+    return cfg.odt if isinstance(cfg, OfficialODTConfig) else cfg
+
+
 def estimate_run(cfg: Any, dataset: str = "") -> tuple[float, float, float, bool]:
     """(gradient updates, environment steps, FLOPs, exact-layout?) of one run's config on ``dataset``
     (its domain sets the episode lengths): its pretraining (``estimate_pretraining``) plus its
     online phase."""
+    cfg = priced_config(cfg)
     updates, env_steps, flops = estimate_pretraining(cfg, dataset)
     if _odt_layout(cfg):
         o, ep_len = cfg.online, _ep_len(cfg, dataset)
@@ -921,6 +928,7 @@ def estimate_pretraining(cfg: Any, dataset: str = "") -> tuple[float, float, flo
     """(gradient updates, environment steps, FLOPs) of the pretraining part of ``estimate_run``:
     the offline updates and the evaluations made during them, the one ending the phase included
     (it runs the full ``eval_episodes``; the others ``eval_episodes_interim`` where set)."""
+    cfg = priced_config(cfg)
     if _odt_layout(cfg):
         updates = cfg.pretrain_updates
         episodes = _phase_episodes(phase_evaluations(updates, cfg.eval_every_updates), cfg.eval_episodes,

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 
 from benchmarks.methods import method_config
+from benchmarks.official import comparison
 from benchmarks.official.adapters import (
     InProcessVecEnv,
     OldGymEnv,
@@ -116,9 +118,8 @@ def test_stand_in_modules_exist_only_inside_the_block(tmp_path):
         with stand_in_modules({"corridor": corridor}, [tmp_path]):
             import d4rl  # noqa: F401
             import gym as old_gym
-            from stable_baselines3.common.vec_env import SubprocVecEnv
-
             import official_probe_module
+            from stable_baselines3.common.vec_env import SubprocVecEnv
             assert isinstance(old_gym.make("corridor"), OldGymEnv)
             assert SubprocVecEnv is InProcessVecEnv and official_probe_module.VALUE == 42
             with pytest.raises(KeyError, match="no environment for 'hopper'"):
@@ -205,3 +206,43 @@ def test_a_run_follows_the_official_loop_with_the_drivers_wrappers(hopper_random
     assert len(evaluation["returns"]) == 3 and agent.counters.pretrain_done
     assert not {"main", "data", "evaluation", "utils"} & (set(sys.modules) - modules_before)
     assert agent.finetune() is None and agent.pretrain() is None  # done: nothing more to run
+
+
+# ----- the registered reading ------------------------------------------------------------------
+
+def _runs(ours: dict[str, list[float]], official: dict[str, list[float]]) -> pd.DataFrame:
+    rows = []
+    for method, cells in (("odt", ours), ("official-odt", official)):
+        for dataset, finals in cells.items():
+            for seed, final in enumerate(finals):
+                rows.append({"method": method, "dataset": dataset, "seed": seed, "status": "complete",
+                             "final_score": final, "offline_score": final - 20.0})
+    return pd.DataFrame(rows)
+
+
+def test_the_reading_follows_the_protocols_verdicts():
+    rng = np.random.default_rng(0)
+    base = 60 + rng.normal(0, 1, 10)
+    runs = _runs({"hopper-medium": list(base), "walker2d-medium": [30, 31, 29, 30, 30]},
+                 {"hopper-medium": list(base + rng.normal(0, 1, 10)), "walker2d-medium": [60, 61, 59, 60, 60]})
+    readings = {(r.dataset, r.metric): r for r in comparison.read_all(runs)}
+    primary = readings[("hopper-medium", "final_score")]
+    assert list(readings)[0] == ("hopper-medium", "final_score") and primary.p_holm is None
+    assert primary.verdict == "equivalent"  # the same scores up to a point of noise
+    # independently: Welch's interval of the two sets
+    ours, official = primary.ours, primary.official
+    se = np.sqrt(ours.var(ddof=1) / 10 + official.var(ddof=1) / 10)
+    assert primary.interval.estimate == pytest.approx(ours.mean() - official.mean())
+    assert primary.interval.high - primary.interval.estimate == pytest.approx(se * 2.1, rel=0.05)
+    walker = readings[("walker2d-medium", "final_score")]
+    assert walker.verdict == "contradicts" and walker.interval.high < 0  # 30 points apart
+    assert walker.p_holm >= walker.interval.p_value  # read inside the family of secondaries
+    assert readings[("hopper-medium-replay", "final_score")].verdict.startswith("not read")
+
+
+def test_a_wide_spread_reads_inconclusive_not_agreement():
+    runs = _runs({"hopper-medium": [20, 90, 40, 75, 55, 30, 85, 50, 65, 35]},
+                 {"hopper-medium": [25, 95, 45, 70, 50, 40, 80, 60, 55, 30]})
+    primary = comparison.read_all(runs)[0]
+    assert primary.interval.low < 0 < primary.interval.high  # contains 0 ...
+    assert primary.verdict == "inconclusive"  # ... but is not inside the margin

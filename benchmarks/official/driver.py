@@ -57,7 +57,12 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.official.adapters import InProcessVecEnv, OldGymEnv, stand_in_modules, to_official_trajectories
+from benchmarks.official.adapters import (
+    InProcessVecEnv,
+    OldGymEnv,
+    stand_in_modules,
+    to_official_trajectories,
+)
 from odt.config import ConfigError, ODTConfig, make_config
 from odt.rollout import summarize_returns
 from odt.train import Counters, StopRequested, resolve_device

@@ -5,12 +5,11 @@ import d4rl  # noqa: F401  (the official script imports it for its dataset regis
 import gym
 import numpy as np
 import torch
-from stable_baselines3.common.vec_env import SubprocVecEnv
-from torch.utils.tensorboard import SummaryWriter  # noqa: F401
-
 import utils
 from data import create_dataloader
 from evaluation import create_vec_eval_episodes_fn, vec_evaluate_episode_rtg
+from stable_baselines3.common.vec_env import SubprocVecEnv
+from torch.utils.tensorboard import SummaryWriter  # noqa: F401
 
 
 class Logger:
