@@ -249,8 +249,36 @@ def cell_origins(runs: pd.DataFrame) -> list[list[str]]:
     return rows
 
 
+OFFICIAL_ROWS = ("hopper-medium", "hopper-medium-replay", "walker2d-medium")
+
+
+def official_section(runs: pd.DataFrame, official: pd.DataFrame | None, preset: str) -> str:
+    """Our ``odt`` beside the unmodified official code (``official-odt``, experiment ``official``)
+    on the same rows, seeds and config: end of pretraining and after the online budget. Empty
+    when there is no complete official run."""
+    if official is None or official.empty or not (official.status == "complete").any():
+        return ""
+    budget = online_budget_label(preset)
+    both = pd.concat([runs, official], ignore_index=True)
+    rows = []
+    for d in OFFICIAL_ROWS:
+        cells = [measure(both, m, d, v) for v in ("offline_score", "final_score") for m in ("odt", "official-odt")]
+        # order: ours and official at the end of pretraining, then ours and official after the budget
+        if cells[1].present or cells[3].present:
+            rows.append([d] + [_fmt(c, False, None) + (f" (n={c.n})" if c.present else "") for c in cells])
+    header = ["dataset", "ODT (pretrained)", "official ODT (pretrained)", f"ODT ({budget})", f"official ODT ({budget})"]
+    return "\n".join([
+        "## Beside the official code\n",
+        "Our ODT (the `odt` cells above) and the unmodified official online-dt code (facebookresearch/"
+        "online-dt c376fa1, method `official-odt`, `docs/official-odt.md`) with the same config, data and "
+        "environment: mean ± population std over each cell's complete runs (n). The "
+        "registered comparison and its verdict: `paper_tables/official_cpu.md` "
+        "(`PROTOCOL-official-cpu.md`).\n",
+        _render(header, rows, False, "")])
+
+
 def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 2000,
-                summary: dict | None = None) -> str:
+                summary: dict | None = None, official: pd.DataFrame | None = None) -> str:
     cells = table1_cells(runs)
     sums = block_sums(cells)
     seeds = _expected_seeds(runs)
@@ -295,6 +323,7 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
     notes = "\n".join(f"- {n}" for n in ref.get("notes", []))
     return "\n".join([
         f"# Table 1 (preset `{preset}`)\n", cap + "\n", _render(header, ours, False, cap),
+        *([section] if (section := official_section(runs, official, preset)) else []),
         "## The paper's Table 1\n", ref_cap + "\n", _render(paper_header, paper, False, ref_cap), notes + "\n",
         "## Ours minus the paper's\n", _render(header, diff, False, diff_cap),
         f"## Online samples actually used (budget {budget})\n",
@@ -543,7 +572,9 @@ def write_experiment_tables(experiment: str, root: Path | str, preset: str,
     written = []
     if experiment == "table1":
         summary = table1_rliable(runs, reps or default_reps(preset), aggregate_min_runs(preset))
-        written.append(write_text(out / "table1.md", table1_text(runs, preset, False, summary=summary)))
+        official = agg.load_runs(root, preset, "official")
+        written.append(write_text(out / "table1.md", table1_text(runs, preset, False, summary=summary,
+                                                                 official=official)))
         written.append(write_text(out / "table1.tex", table1_text(runs, preset, True, summary=summary)))
         cells = table1_cells(runs)
         flat = [{"dataset": d, "column": k, **dataclasses.asdict(c)} for d, row in cells.items() for k, c in row.items()]

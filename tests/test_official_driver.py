@@ -246,3 +246,15 @@ def test_a_wide_spread_reads_inconclusive_not_agreement():
     primary = comparison.read_all(runs)[0]
     assert primary.interval.low < 0 < primary.interval.high  # contains 0 ...
     assert primary.verdict == "inconclusive"  # ... but is not inside the margin
+
+
+def test_table1_shows_the_official_column_beside_ours():
+    from benchmarks.tables import official_section
+    ours = _runs({"hopper-medium": [50.0, 60.0]}, {})
+    official = _runs({}, {"hopper-medium": [40.0, 44.0, 48.0]})
+    text = official_section(ours, official, "cpu")
+    row = next(line for line in text.splitlines() if line.startswith("| hopper-medium |"))
+    # end of pretraining (final - 20 in _runs), then final; population std; n for the official cells
+    assert row == ("| hopper-medium | 35.00 ± 5.00 (n=2) | 24.00 ± 3.27 (n=3) | 55.00 ± 5.00 (n=2) "
+                   "| 44.00 ± 3.27 (n=3) |")
+    assert official_section(ours, official.iloc[0:0], "cpu") == ""  # no official run: no section

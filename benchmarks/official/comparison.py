@@ -21,7 +21,13 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import aggregate as agg
-from benchmarks.intervals import Equivalence, Interval, difference_interval, equivalence, read_family
+from benchmarks.intervals import (
+    Equivalence,
+    Interval,
+    difference_interval,
+    equivalence,
+    read_family,
+)
 from benchmarks.reproduction import analysis_parser, complete_runs, emit
 
 OURS, OFFICIAL = "odt", "official-odt"
