@@ -70,9 +70,10 @@ def dt_config(dataset: str, preset: str = "paper", seed: int = 0,
     walker2d-, halfcheetah-medium) the mean final score over the three datasets was 17.9 at
     1e-4, 32.9 at 3e-4 and 29.2 at 1e-3 (``paper_tables/dt_sizing_cpu.md``). The same 40x cut of
     updates is why the preset raises ODT's LAMB rates; DT and ODT offline keep one budget.
+    ``cpu-200k`` changes only the online phase, which DT has none of: DT there is DT at ``cpu``.
     """
     cfg = scale_to_preset(dt_paper_config(dataset), preset, dataset)  # raises on an unknown preset
-    if preset == "cpu":
+    if preset in ("cpu", "cpu-200k"):
         cfg = dataclasses.replace(cfg, optim=dataclasses.replace(cfg.optim, lr=CPU_DT_LR))
     cfg.seed = seed
     cfg = apply_overrides(cfg, overrides or {})

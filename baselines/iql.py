@@ -154,6 +154,13 @@ def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
     buffer, the protocol's second variant). The networks, batch and learning rates are kept.
     On AntMaze the evaluations between the ends of the two phases run 20 episodes instead of 100
     (``CPU_ANTMAZE_EVAL_EPISODES_INTERIM``, as ODT's and DT's there).
+    ``cpu-200k`` (ODT's preset of that name: the cpu model size with the paper's online budget):
+    the cpu preset's offline phase (1.8e5 updates, evaluated every 1e4) and the published online
+    phase at Table 1's budget, as the ``paper`` preset runs it: 200k samples, one update per
+    sample, the published buffer (1M transitions, 2M on AntMaze; offline data then online samples, FIFO;
+    ``online_window=0``, batches from all of it: the 200k online samples end at 20% of it, the
+    share the cpu preset's 25k window imitates) and an evaluation every 5000 samples (40 points
+    on the curve; the paper preset's cadence, not a published value).
     ``smoke`` runs in seconds and is not a result.
     """
     if dataset not in known_datasets():
@@ -172,12 +179,15 @@ def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
                                   online_window=CPU_IQL_ONLINE_WINDOW,
                                   eval_every_updates=10_000, eval_every_samples=1000,
                                   checkpoint_every_updates=5000)
-        if is_antmaze(dataset):  # as ODT's and DT's AntMaze evaluations at this preset
-            cfg = dataclasses.replace(cfg, eval_episodes_interim=CPU_ANTMAZE_EVAL_EPISODES_INTERIM)
+    elif preset == "cpu-200k":  # the published online phase (online_samples, buffer, window 0) kept
+        cfg = dataclasses.replace(cfg, offline_updates=CPU_IQL_OFFLINE_UPDATES, eval_every_updates=10_000,
+                                  checkpoint_every_updates=5000)
     elif preset == "smoke":
         cfg = dataclasses.replace(cfg, hidden_dim=32, batch_size=32, offline_updates=40,
                                   online_samples=300, eval_episodes=2, eval_every_updates=20,
                                   eval_every_samples=150, checkpoint_every_updates=20)
+    if preset in ("cpu", "cpu-200k") and is_antmaze(dataset):  # as ODT's and DT's AntMaze evaluations there
+        cfg = dataclasses.replace(cfg, eval_episodes_interim=CPU_ANTMAZE_EVAL_EPISODES_INTERIM)
     return apply_overrides(cfg.validate(), overrides or {})
 
 

@@ -98,6 +98,8 @@ def sac_config(dataset: str, preset: str = "paper", seed: int = 0,
     * ``cpu``: the same networks and rates; the counts divided by 40 as the ODT ``cpu`` preset
       divides its online budget (5k samples, 125 random warm-up steps, evaluation every 1000
       steps), so SAC, IQL and ODT are compared at the same number of online samples.
+    * ``cpu-200k``: as ``paper`` (SAC has nothing for the cpu preset to shrink but its counts,
+      and this preset keeps the paper's 200k samples), labelled with its own preset.
     * ``smoke``: seconds, for tests and CI (tiny networks, 300 samples). Not a result.
     """
     if preset not in PRESETS:

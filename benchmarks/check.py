@@ -46,10 +46,12 @@ and optional ``methods``/``datasets`` patterns; its yardstick never comes from t
   directory name, spec, record (run id, spec, score = mean of the normalised returns, score =
   D4RL normalisation of the return with the registry's reference), config (an ``odt`` record
   has a stochastic ODT config with an online budget > 0 and rollouts entering the buffer, an
-  ``odt-control`` one the same with ``add_rollouts`` false, ``odt-offline`` and ``dt`` budget 0
-  with the Gaussian or the deterministic head, ``iql`` an IQL config, ``sac`` a SAC config on the
-  run's dataset), counters (online methods took at least their budget of samples, offline ones
-  none) and provenance (the run's dataset). Swapped or copied records fail here.
+  ``odt-control`` one the same with ``add_rollouts`` false, ``odt-control-matched`` that with an
+  update budget (``online.online_updates`` > 0), ``odt-offline`` and ``dt`` budget 0 with the
+  Gaussian or the deterministic head, ``iql`` an IQL config, ``sac`` a SAC config on the run's
+  dataset), counters (online methods took at least their budget of samples, or made exactly
+  their budget of online updates where the config sets one; offline ones took no samples) and
+  provenance (the run's dataset). Swapped or copied records fail here.
 * ``online_phase``: for methods with pretraining and finetuning (``odt``, ``odt-control``,
   ``iql``): each run's last row is an online row with more updates than its end-of-pretraining
   row and with online samples taken, and not every seed's final score equals its offline score
@@ -60,9 +62,11 @@ and optional ``methods``/``datasets`` patterns; its yardstick never comes from t
   the same content hash (``provenance.json``'s ``content_sha256``): a remade file that differs
   (a medium-replay file is SAC's training history, see ``benchmarks/datasets/portable_math.py``)
   must not mix into a row. Names the runs outside the largest group.
-* ``control``: where ``odt`` and ``odt-control`` (ODT whose rollouts never enter the buffer)
-  both have runs of a dataset, the same seeds' final scores are not all identical: online data
-  changed the result. Without control runs the rule reports a skip and passes.
+* ``control``: where ``odt`` and a control (``odt-control``, ODT whose rollouts never enter the
+  buffer, or ``odt-control-matched``, the same with its twin's number of online updates) both
+  have runs of a dataset, the same seeds' final scores are not all identical: online data
+  changed the result; and each ``odt-control-matched`` run made exactly as many online updates as
+  its ``odt`` twin. Without control runs the rule reports a skip and passes.
 
 The check fails, naming each cell or run, when a value is outside its range or not finite, when
 a run of a checked experiment failed or diverged, and when a rule matches no complete run at all
@@ -291,12 +295,14 @@ def load_run_files(root: Path | str, preset: str, experiment: str) -> list[RunFi
 ODT_FAMILY = {
     "odt": {"stochastic": True, "online": True, "add_rollouts": True},
     "odt-control": {"stochastic": True, "online": True, "add_rollouts": False},
+    "odt-control-matched": {"stochastic": True, "online": True, "add_rollouts": False, "update_budget": True},
     "odt-offline": {"stochastic": True, "online": False},
     "dt": {"stochastic": False, "online": False},
 }
 IQL_KEYS = {"expectile", "temperature", "offline_updates", "online_samples"}
 SAC_KEYS = {"alpha_lr", "init_alpha", "warmup_steps", "online_samples", "dataset"}
-TWO_PHASE_METHODS = ("odt", "odt-control", "iql")  # pretraining, then finetuning online
+TWO_PHASE_METHODS = ("odt", "odt-control", "odt-control-matched", "iql")  # pretraining, then finetuning online
+CONTROL_METHODS = ("odt-control", "odt-control-matched")  # ODT without new data, compared with odt per seed
 
 
 def online_budget(config: dict | None) -> int | None:
@@ -306,6 +312,22 @@ def online_budget(config: dict | None) -> int | None:
     if isinstance(config.get("online"), dict):
         return config["online"].get("online_samples")
     return config.get("online_samples")
+
+
+def update_budget(config: dict | None) -> int:
+    """The online update budget an ODT config stops on instead of its samples (0: none)."""
+    online = config.get("online") if isinstance(config, dict) else None
+    value = online.get("online_updates", 0) if isinstance(online, dict) else 0
+    return value if isinstance(value, int) else 0
+
+
+def online_updates_made(record: dict, config: dict | None) -> int | None:
+    """The gradient updates an ODT run made after its pretraining (None if the files do not say)."""
+    updates = (record.get("counters") or {}).get("updates")
+    pretrain = config.get("pretrain_updates") if isinstance(config, dict) else None
+    if not isinstance(updates, int) or not isinstance(pretrain, int):
+        return None
+    return updates - pretrain
 
 
 def config_problems(method: str, spec: dict, config) -> list[str]:
@@ -334,6 +356,9 @@ def config_problems(method: str, spec: dict, config) -> list[str]:
             if added is not want["add_rollouts"]:
                 problems.append(f"config online.add_rollouts={added}, but in {method} rollouts "
                                 f"{'enter' if want['add_rollouts'] else 'never enter'} the buffer")
+        if want.get("update_budget", False) != (update_budget(config) > 0):
+            rule = "its twin's online updates" if want.get("update_budget") else "its sample budget"
+            problems.append(f"config online.online_updates={update_budget(config)}, but {method} stops on {rule}")
     elif method == "iql":
         if not IQL_KEYS <= set(config) or "model" in config:
             problems.append(f"config.json is not an IQL config (keys {', '.join(sorted(config)[:8])})")
@@ -362,7 +387,12 @@ def record_problems(run: RunFiles) -> list[str]:
 
     budget = online_budget(run.config)
     taken = (record.get("counters") or {}).get("online_samples")
-    if isinstance(budget, (int, float)):
+    if update_budget(run.config) > 0:  # it stops on updates: its samples are whatever those took
+        made = online_updates_made(record, run.config)
+        if made != update_budget(run.config):
+            problems.append(f"made {made} online updates, but its config's online.online_updates is "
+                            f"{update_budget(run.config)}")
+    elif isinstance(budget, (int, float)):
         if not isinstance(taken, (int, float)):
             problems.append("record has no online_samples counter")
         elif budget > 0 and taken < budget:
@@ -567,22 +597,36 @@ def _not_degenerate(rule: dict, runs: list[RunFiles]) -> list[Finding]:
 
 def _control(rule: dict, runs: list[RunFiles]) -> list[Finding]:
     odt = {(r.dataset, r.spec.get("variant"), r.spec.get("seed")): r for r in runs if r.method == "odt"}
-    ctl = {(r.dataset, r.spec.get("variant"), r.spec.get("seed")): r for r in runs if r.method == "odt-control"}
-    if not ctl:
-        return [_ext(True, "odt vs odt-control: skipped, no odt-control runs")]
+    present = [m for m in CONTROL_METHODS if any(r.method == m for r in runs)]
+    if not present:
+        return [_ext(True, "odt vs odt-control: skipped, no odt-control runs (nor odt-control-matched)")]
     out = []
-    for dataset in sorted({k[0] for k in ctl}):
-        pairs = [(odt[k], ctl[k]) for k in sorted(ctl, key=str) if k[0] == dataset and k in odt]
-        if not pairs:
-            out.append(_ext(True, f"odt vs odt-control {dataset}: skipped, no seed has both"))
-            continue
-        diffs = [a.score("final_score") - b.score("final_score") for a, b in pairs]
-        if all(d == 0.0 for d in diffs):
-            out.append(_ext(False, f"odt vs odt-control {dataset}: identical final scores on all {len(pairs)} "
-                                   "paired seeds: the rollouts entering the buffer changed nothing"))
-        else:
-            out.append(_ext(True, f"odt vs odt-control {dataset}: odt - control = {_mean(diffs):+.2f} "
-                                  f"(mean of {len(pairs)} paired seeds): ok"))
+    for method in present:
+        ctl = {(r.dataset, r.spec.get("variant"), r.spec.get("seed")): r for r in runs if r.method == method}
+        for dataset in sorted({k[0] for k in ctl}):
+            pairs = [(odt[k], ctl[k]) for k in sorted(ctl, key=str) if k[0] == dataset and k in odt]
+            out += _control_pairs(method, dataset, pairs)
+    return out
+
+
+def _control_pairs(method: str, dataset: str, pairs: list[tuple[RunFiles, RunFiles]]) -> list[Finding]:
+    """The control rule on one dataset's (odt, control) runs of the same seeds."""
+    label = f"odt vs {method} {dataset}"
+    if not pairs:
+        return [_ext(True, f"{label}: skipped, no seed has both")]
+    out = []
+    if method == "odt-control-matched":  # the update-matched control: the same online updates as its twin
+        for a, b in pairs:
+            ours, twin = online_updates_made(b.record, b.config), online_updates_made(a.record, a.config)
+            if ours != twin:
+                out.append(_ext(False, f"{label}: {b.name} made {ours} online updates, its twin {a.name} {twin}"))
+    diffs = [a.score("final_score") - b.score("final_score") for a, b in pairs]
+    if all(d == 0.0 for d in diffs):
+        out.append(_ext(False, f"{label}: identical final scores on all {len(pairs)} "
+                               "paired seeds: the rollouts entering the buffer changed nothing"))
+    elif not out:
+        out.append(_ext(True, f"{label}: odt - control = {_mean(diffs):+.2f} "
+                              f"(mean of {len(pairs)} paired seeds): ok"))
     return out
 
 
@@ -638,6 +682,7 @@ def check_external(root: Path | str, preset: str, rule: dict) -> list[Finding]:
 # methods with both phases two.
 DERIVED_METRICS = {"dt": ("final_score",), "odt-offline": ("final_score",), "sac": ("final_score",),
                    "odt": ("offline_score", "final_score"), "odt-control": ("offline_score", "final_score"),
+                   "odt-control-matched": ("offline_score", "final_score"),
                    "iql": ("offline_score", "final_score")}
 
 

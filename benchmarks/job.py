@@ -31,6 +31,7 @@ from typing import Any
 import submitit
 
 from baselines.interface import Agent
+from benchmarks import matched_updates as matched
 from benchmarks import records as rec
 from benchmarks import same_run
 from benchmarks import shared_pretraining as shared
@@ -63,8 +64,23 @@ def _log_path() -> str | None:
 
 
 def spec_config(spec: RunSpec) -> Any:
-    """The method config a spec runs with (raises ConfigError naming the bad field)."""
+    """The method config a spec runs with (raises ConfigError naming the bad field); for an
+    update-matched method, without its twin's update budget (``run_config`` adds it)."""
     return method_config(spec.method, spec.dataset, spec.preset, spec.seed, spec.overrides_dict)
+
+
+def run_config(spec: RunSpec, directory: Path) -> Any:
+    """The config the run in ``directory`` executes: ``spec_config``, and for an update-matched
+    method its twin's online updates, read from the twin's record beside it
+    (benchmarks/matched_updates.py; TwinNotReady while the twin is not complete, ConfigChanged
+    if the twin's own config is not what the code builds for it)."""
+    cfg = spec_config(spec)
+    twin = matched.twin_spec(spec)
+    if twin is None:
+        return cfg
+    twin_directory = Path(directory).parent / twin.run_id
+    check_config_unchanged(twin, twin_directory)
+    return matched.with_twin_updates(cfg, spec, twin_directory)
 
 
 def config_dict(cfg: Any) -> Any:
@@ -94,14 +110,25 @@ ADDED_FIELDS: dict[str, Any] = {
     "online.add_rollouts": True,  # odt-control (session 5): before it, rollouts always entered the buffer
     "online_window": 0,  # IQL's online window (session 5): before it, the whole buffer
     "eval_episodes_interim": 0,  # ODT's, DT's and IQL's (session 43): before it, every evaluation ran eval_episodes
+    "online.online_updates": 0,  # ODT's update budget (odt-control-matched): before it, the sample budget alone
 }
+
+
+def added_field_default(path: str) -> tuple[bool, Any]:
+    """(True, value) if the dotted ``path`` is an ADDED_FIELDS field, at the top of a config or
+    nested in one (``odt.online.online_updates`` of an official-odt config), else (False, None)."""
+    for name, value in ADDED_FIELDS.items():
+        if path == name or path.endswith(f".{name}"):
+            return True, value
+    return False, None
 
 
 def config_drift(stored: Any, current: Any) -> list[str]:
     """The dotted fields whose values differ between a stored and the current config (a field
     in ADDED_FIELDS absent on disk counts as its behaviour-preserving value)."""
     a, b = rec.flat_fields(rec.to_jsonable(stored)), rec.flat_fields(rec.to_jsonable(current))
-    a = {**{k: v for k, v in ADDED_FIELDS.items() if k in b and k not in a}, **a}
+    added = {k: added_field_default(k) for k in b if k not in a}
+    a = {**{k: v for k, (known, v) in added.items() if known}, **a}
     return [f"{k}: {a.get(k, '<absent>')!r} on disk, {b.get(k, '<absent>')!r} now"
             for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 
@@ -114,8 +141,8 @@ def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
         return
     from odt.config import ConfigError
     try:
-        current = config_dict(spec_config(spec))
-    except ConfigError:  # the spec no longer builds at all: the run itself reports that, naming the field
+        current = config_dict(run_config(spec, directory))
+    except ConfigError:  # the spec no longer builds at all (or its twin is gone): the run itself reports that
         return
     drift = config_drift(rec.read_json(path), current)
     if drift:
@@ -193,16 +220,33 @@ def _shared_or_lock(root: str | Path, shared_key: str, pretraining: contextlib.E
 
 
 def _shared_for_resumed(root: str | Path, shared_key: str | None, agent: Agent,
-                        pretraining: contextlib.ExitStack, notes: list[str]) -> shared.SharedState | None:
+                        pretraining: contextlib.ExitStack, notes: list[str],
+                        made_under: str | None) -> shared.SharedState | None:
     """For a run resumed from its own checkpoint before the end of its pretraining: the key's
     saved end-of-pretraining state if another run has left one (further along than this run's
-    checkpoint, and the same computation: the key pins code, data, threads and host), found
-    before or after waiting for the key's lock; else this run holds the lock until it has saved
-    its state, as a fresh run does, so a same-key run started meanwhile waits and loads it.
+    checkpoint, and the same computation: the key pins code, data, threads and host).
+
+    ``made_under`` is the key the checkpoint's pretraining was computed under (None: not known,
+    or not one key). Where it is this run's key, the state is looked for before and after
+    waiting for the key's lock, and without one this run holds the lock until it has saved its
+    own, as a fresh run does, so a same-key run started meanwhile waits and loads it. Where it is
+    not (the code, threads or host changed since, or the checkpoint predates the record), the
+    rest of this run's pretraining would not be the key's computation: it neither takes the
+    lock nor leaves its state, and only starts from a state already saved.
     Resumed past the switch, or without a key: None, and no lock."""
     if shared_key is None or getattr(agent.counters, "pretrain_done", True):
         return None
+    if made_under != shared_key:
+        return shared.load(root, shared_key)
     return _shared_or_lock(root, shared_key, pretraining, notes)
+
+
+def at_switch(agent: Agent, done_sweeps: set[str]) -> bool:
+    """True for an agent exactly at the end of its pretraining: pretraining done, nothing of its
+    online phase or of its after-pretraining g_eval sweep computed yet."""
+    counters = agent.counters
+    return (bool(getattr(counters, "pretrain_done", False)) and getattr(counters, "online_samples", 0) == 0
+            and not done_sweeps)
 
 
 def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | None = None,
@@ -246,7 +290,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
     try:
         from benchmarks.methods import build_agent
         data = load_data(spec)
-        cfg = spec_config(spec)
+        cfg = run_config(spec, directory)
         cfg_dict = config_dict(cfg)
         rec.write_json(directory / rec.CONFIG, cfg_dict)
         rec.write_json(directory / rec.PROVENANCE, dict(data.provenance))
@@ -265,19 +309,28 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         shared_key = (shared.key(spec.method, cfg_dict, spec.seed, dict(data.provenance))
                       if reuse_pretraining else None)
         pretraining_from: str | None = None
+        # the sharing key this run's pretraining is the computation of (None: of no key), kept in
+        # its checkpoints: only such a pretraining is left for other runs
+        pretraining_key = shared_key
         if loaded.state is not None:
             agent.load_state_dict(loaded.state["agent"])
             curve = list(loaded.state["curve"])
             done_sweeps = set(loaded.state.get("sweeps", ()))
             pretraining_from = loaded.state.get("pretraining_from")
+            made_under = loaded.state.get("pretraining_key")
+            pretraining_key = shared_key if made_under == shared_key else None
             notes.append(f"attempt {attempt}: resumed from {loaded.path.name}")
-            found = _shared_for_resumed(root, shared_key, agent, pretraining, notes)
+            if shared_key is not None and made_under != shared_key and not getattr(agent.counters, "pretrain_done", True):
+                notes.append(f"attempt {attempt}: its checkpoint does not name sharing key {shared_key} as the one its "
+                             "pretraining was computed under; that pretraining is not left for other runs")
+            found = _shared_for_resumed(root, shared_key, agent, pretraining, notes, made_under)
         else:
             found = _shared_or_lock(root, shared_key, pretraining, notes) if shared_key is not None else None
         if found is not None:
             agent.load_state_dict(found.state["agent"])
             curve = list(found.state["curve"])
             pretraining_from = found.source_run
+            pretraining_key = shared_key
             notes.append(f"attempt {attempt}: pretraining reused from run {found.source_run} "
                          f"(shared state {shared_key}; its rows, counters and wall_time up to the switch are that run's)")
         rec.write_curve(directory / rec.CURVE, curve)
@@ -290,7 +343,13 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
 
         def checkpoint() -> None:
             state = {"agent": agent.state_dict(), "curve": list(curve), "sweeps": sorted(done_sweeps),
-                     "pretraining_from": pretraining_from}
+                     "pretraining_from": pretraining_from, "pretraining_key": pretraining_key}
+            if (pretraining_key is not None and pretraining_from is None and at_switch(agent, done_sweeps)
+                    and not shared.is_saved(root, pretraining_key)):
+                # before this run's own checkpoint, and so before a stop requested during the last
+                # pretraining evaluation can end the attempt: same-key runs waiting for it load this
+                shared.save(root, pretraining_key, {"agent": state["agent"], "curve": state["curve"], "sweeps": []},
+                            source_run=spec.run_id, step=int(agent.counters.updates))
             ckpts.save(state, step=int(agent.counters.updates))
 
         if found is not None:
@@ -312,10 +371,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
 
         with stop_on_signals(agent) as stop:
             try:
-                pretrained_here = agent.pretrain(log=log, checkpoint=checkpoint) is not None
-                if shared_key is not None and pretrained_here and pretraining_from is None:
-                    shared.save(root, shared_key, {"agent": agent.state_dict(), "curve": list(curve), "sweeps": []},
-                                source_run=spec.run_id, step=int(agent.counters.updates))
+                agent.pretrain(log=log, checkpoint=checkpoint)  # its last checkpoint left the state for others
                 pretraining.close()  # saved (or nothing to share): runs waiting for it go on
                 if getattr(agent.counters, "online_samples", 0) == 0:
                     sweep("sweep-pretrained")
@@ -343,12 +399,15 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             "attempts": attempt, "notes": notes, "log": log_path,
             "attempt_seconds": time.time() - started,
         }
+        if (twin := matched.twin_spec(spec)) is not None:  # the run whose online updates it made
+            record["matched_to"] = twin.run_id
         rec.write_json(directory / rec.RECORD, record)
         if run_key is not None:
             same_run.remember(root, run_key, directory)  # later runs of the same computation copy it
         for old in ckpts.paths()[:-1]:  # complete: only the final state is worth keeping
             old.with_suffix(".sha256").unlink(missing_ok=True)
             old.unlink(missing_ok=True)
+        shared.remove_unheld_locks(root)  # lock files left by holders killed before they could remove their own
         return _summary(record)
     except StopRequested:
         raise  # asked to stop (preemption, time limit): the run is partial, not failed

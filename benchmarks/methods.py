@@ -7,6 +7,12 @@ Every method is built the same way and presents the interface in baselines/inter
   which gives Table 1's "ODT (offline)" column; ``odt-control``: ``odt`` with the same
   pretraining, rate switch, buffer initialisation, exploration rollouts and budget, but the
   rollouts never enter the buffer (no new data), so ODT's gain over it is what online data adds.
+  ``odt-control-matched``: ``odt-control`` that stops on updates, not samples: its online phase
+  makes exactly as many updates as its twin, the ``odt`` run of the same experiment, dataset,
+  seed, preset, overrides and variant (``UPDATE_TWINS``), read from the twin's record by the
+  runner (benchmarks/matched_updates.py) into ``online.online_updates``. The plain control
+  spends the sample budget, so where its episodes are longer or shorter than ODT's it makes
+  fewer or more updates than its twin.
 * ``dt``: the original Decision Transformer, offline only (baselines/dt.py).
 * ``iql``: Implicit Q-Learning, offline then finetuned online (baselines/iql.py); its
   end-of-pretraining row gives "IQL (offline)", its last row "IQL (0.2m)".
@@ -60,6 +66,16 @@ def _odt_agent(cfg, data: Trajectories, make_env: Callable[[], gym.Env],
     return ODTTrainer(cfg, data, make_env, score_fn=score_fn, progress=progress)
 
 
+def _matched_agent(cfg, data: Trajectories, make_env: Callable[[], gym.Env],
+                   score_fn: Callable[[np.ndarray], np.ndarray] | None, progress: bool) -> Agent:
+    """ODT's trainer for a run whose update budget is its twin's; refuses a config without one."""
+    if cfg.online.online_updates <= 0:
+        raise ConfigError("online.online_updates=0: odt-control-matched stops on its odt twin's online updates; "
+                          "the runner sets them from the twin's record (benchmarks/matched_updates.py), by hand "
+                          "--set online.online_updates=N")
+    return _odt_agent(cfg, data, make_env, score_fn, progress)
+
+
 def _iql_agent(cfg, data, make_env, score_fn, progress) -> Agent:
     return IQLAgent(cfg, data, make_env, score_fn=score_fn, progress=progress)
 
@@ -86,6 +102,7 @@ METHODS: dict[str, tuple[Callable, Callable]] = {
     "odt": (_odt_config("online"), _odt_agent),
     "odt-offline": (_odt_config("offline"), _odt_agent),
     "odt-control": (_odt_config("online", **{"online.add_rollouts": False}), _odt_agent),
+    "odt-control-matched": (_odt_config("online", **{"online.add_rollouts": False}), _matched_agent),
     "dt": (dt_config, dt_agent),
     "iql": (iql_config, _iql_agent),
     "sac": (_sac_config, _sac_agent),
@@ -93,6 +110,9 @@ METHODS: dict[str, tuple[Callable, Callable]] = {
 }
 # methods that run code from outside this repository (the setup they need is in docs/)
 EXTERNAL_METHODS = ("official-odt",)
+# method -> the method of its twin, whose online updates it makes (online.online_updates, set by
+# the runner from the twin's record: benchmarks/matched_updates.py)
+UPDATE_TWINS: dict[str, str] = {"odt-control-matched": "odt"}
 
 
 def _require(method: str) -> None:
@@ -145,10 +165,10 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         cfg = method_config(args.method, args.dataset, args.preset, args.seed, parse_assignments(args.set))
         loaded = load_dataset(args.dataset, size=args.size or dataset_size(args.preset))
+        agent = build_agent(args.method, cfg, loaded.trajectories, loaded.spec.make_env, loaded.score_fn)
     except (ConfigError, ValueError, FileNotFoundError) as exc:  # bad names, values, files: exit 2, as the other CLIs
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    agent = build_agent(args.method, cfg, loaded.trajectories, loaded.spec.make_env, loaded.score_fn)
     start = time.perf_counter()
     try:
         offline = agent.pretrain()

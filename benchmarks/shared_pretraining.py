@@ -7,10 +7,16 @@ g_online and curriculum ablations, and IQL's two online buffers (``share`` again
 that pretraining itself.
 
 A run that finishes pretraining leaves its end-of-pretraining state (the checkpoint it takes
-there anyway) under ``<results>/_pretrained/<key>/``; a fresh run with the same key starts
-from that state instead of recomputing it, exactly as it would resume from its own checkpoint.
-While a run computes a key's pretraining it holds that key's lock (``pretraining_lock``), and a
-run with the same key waits for it rather than computing the same thing alongside.
+there anyway, saved here just before its own copy, so a stop requested during the last
+pretraining evaluation cannot lose it) under ``<results>/_pretrained/<key>/``; a fresh run with
+the same key starts from that state instead of recomputing it, exactly as it would resume from
+its own checkpoint. While a run computes a key's pretraining it holds that key's lock
+(``pretraining_lock``), and a run with the same key waits for it rather than computing the same
+thing alongside. The lock file is removed as its holder lets go (``remove_unheld_locks`` clears
+those of holders that were killed). A run resumed from its own checkpoint leaves its pretraining
+only if that checkpoint was computed under its current key (``benchmarks.job``, the checkpoint's
+``pretraining_key``): after a change of code, threads or host the rest of its pretraining is not
+the key's computation.
 The key covers what the state depends on: the method's family, its config without the fields
 listed in ``AFTER_SWITCH``, the seed, the dataset's content hash, the code version (git sha,
 plus a digest of the code's diff when the code is dirty, the harness's own outputs under
@@ -30,11 +36,12 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import os
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from benchmarks import records as rec
 from odt.checkpoint import CheckpointManager
@@ -45,12 +52,13 @@ AFTER_SWITCH: dict[str, frozenset[str]] = {
     # (not online.sampling: pretraining batches are drawn by the same rule; not online.lr,
     # buffer_size or buffer_init: the rate switch and the buffer are made at the end of pretraining)
     "odt": frozenset({"online.add_rollouts", "online.hindsight_relabel", "online.g_online",
-                      "online.exploration_rtg", "online.curriculum_q"}),
+                      "online.exploration_rtg", "online.curriculum_q", "online.online_updates"}),
     "iql": frozenset({"online_window"}),
 }
 # Methods whose runs may share pretraining, and their family (odt-control is odt with
-# online.add_rollouts off). Others (dt, sac, odt-offline: no online phase or no pretraining) never share.
-FAMILY: dict[str, str] = {"odt": "odt", "odt-control": "odt", "iql": "iql"}
+# online.add_rollouts off; odt-control-matched also stops on online.online_updates). Others (dt,
+# sac, odt-offline: no online phase or no pretraining) never share.
+FAMILY: dict[str, str] = {"odt": "odt", "odt-control": "odt", "odt-control-matched": "odt", "iql": "iql"}
 DIRNAME = "_pretrained"
 
 
@@ -162,28 +170,86 @@ def save(root: Path | str, shared_key: str, state: dict, source_run: str, step: 
 
 
 def lock_path(root: Path | str, shared_key: str) -> Path:
-    """The key's lock file. Kept after use, on purpose: unlinking a flock'ed file races (a run
-    waiting on the old file would hold a lock nobody else sees); an empty file per key is the price."""
+    """The key's lock file: made by the run that takes the lock, removed by it as it lets go."""
     return Path(root) / DIRNAME / f"{shared_key}.lock"
 
 
+def _is_current(f: IO, path: Path) -> bool:
+    """True if the open file ``f`` is still the file at ``path`` (not removed, not replaced)."""
+    try:
+        at_path = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(f.fileno())
+    return (at_path.st_ino, at_path.st_dev) == (held.st_ino, held.st_dev)
+
+
+def _take(path: Path, say: Callable[[str], None] | None) -> IO | None:
+    """The open lock file at ``path``, flock'ed by this process; None at once if another holds it
+    and ``say`` is None (no wait), else waiting for it (saying so once). A holder removes the file
+    as it lets go, so a lock taken on a file no longer at ``path`` is dropped and the one now there
+    taken instead: two holders never hold what they both take for the key's lock."""
+    said = False
+    while True:
+        f = open(path, "a+")
+        try:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if say is None:
+                    f.close()
+                    return None
+                if not said:
+                    say(f"waiting for the run pretraining {path.stem} (lock {path}) to finish its pretraining")
+                    said = True
+                fcntl.flock(f, fcntl.LOCK_EX)
+            if _is_current(f, path):
+                return f
+        except BaseException:
+            f.close()
+            raise
+        f.close()  # its holder removed it as it let go: take the file at the path now
+
+
 @contextlib.contextmanager
-def pretraining_lock(root: Path | str, shared_key: str,
-                     say: Callable[[str], None] = print) -> Iterator[None]:
+def pretraining_lock(root: Path | str, shared_key: str, say: Callable[[str], None] = print,
+                     wait: bool = True) -> Iterator[bool]:
     """Held by the run that computes the pretraining of ``shared_key``, from before it looks for a
     saved state until it has saved its own (or given up). A run that finds it held waits (saying
     so once), then looks again: usually it then loads the state the holder saved. An exclusive
     ``flock``, released by the OS when its holder dies (kill -9 included), so a waiting run then
-    takes it and pretrains itself: nothing can deadlock."""
+    takes it and pretrains itself: nothing can deadlock. Yields True once held; with ``wait``
+    False it yields False at once where another run holds it (and then holds nothing). The holder
+    removes the lock file before it lets go; a run waiting on the removed file notices and takes
+    the file at the path instead (``_take``)."""
     path = lock_path(root, shared_key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as f:
+    f = _take(path, say if wait else None)
+    if f is None:
+        yield False
+        return
+    try:
+        yield True
+    finally:
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            say(f"waiting for the run pretraining {shared_key} (lock {path}) to finish its pretraining")
-            fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
+            path.unlink(missing_ok=True)  # while held: no other run holds the file at this path
         finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            f.close()  # releases the flock
+
+
+def remove_unheld_locks(root: Path | str) -> int:
+    """Remove the lock files under ``<root>/_pretrained/`` that no live run holds (left by holders
+    killed before they could remove their own); returns how many. A run about to wait on one of
+    them takes the new file at its path instead, as after any holder lets go. Never raises for a
+    file it cannot remove: clearing lock files is housekeeping, not part of any run."""
+    store = Path(root) / DIRNAME
+    if not store.is_dir():
+        return 0
+    removed = 0
+    for path in sorted(store.glob("*.lock")):
+        try:
+            with pretraining_lock(root, path.stem, wait=False) as held:
+                removed += held
+        except OSError:
+            continue
+    return removed

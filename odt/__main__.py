@@ -46,7 +46,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--table-row", default=None,
                    help=f"which row of the paper's tables sets the hyperparameters (default: the dataset's "
                         f"name, or hopper-medium for random data); one of {', '.join(known_datasets())}")
-    p.add_argument("--preset", choices=PRESETS, default="smoke", help="paper | cpu | smoke (default smoke)")
+    p.add_argument("--preset", choices=PRESETS, default="smoke", help=f"{' | '.join(PRESETS)} (default smoke)")
     p.add_argument("--protocol", choices=PROTOCOLS, default="online",
                    help="online: short pretraining then finetuning (default); offline: pretraining only")
     p.add_argument("--seed", type=int, default=0)

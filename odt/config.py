@@ -10,8 +10,9 @@ Sources (the paper's appendix C): Table C.1 (common pretraining values), Table C
   finetune online with 200k samples; this is the "ODT (0.2m)" column.
 
 Presets: ``paper`` is exactly the paper. ``cpu`` keeps the paper's structure (the same
-algorithm, ratios and schedules) at a size a 2-core CPU finishes; ``smoke`` runs in seconds
-and exists for tests. Results are always labelled with the preset they ran.
+algorithm, ratios and schedules) at a size a 2-core CPU finishes; ``cpu-200k`` is ``cpu`` with
+the paper's online phase (200k samples, its replay buffer); ``smoke`` runs in seconds and
+exists for tests. Results are always labelled with the preset they ran.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
-PRESETS = ("paper", "cpu", "smoke")
+PRESETS = ("paper", "cpu", "cpu-200k", "smoke")
 PROTOCOLS = ("offline", "online")
 
 
@@ -130,12 +131,19 @@ class OnlineConfig:
     # the buffer keeps its initial trajectories, so its gain over pretraining is what the
     # finetuning schedule alone (rate, top-N data, more updates) gives without online data.
     add_rollouts: bool = True
+    # 0: the online phase ends once online_samples environment steps are taken (Algorithm 1).
+    # > 0: it ends once this many online updates are made instead (rounds x updates_per_round,
+    # so a multiple of updates_per_round); the update-matched control (``odt-control-matched``)
+    # runs as many online updates as its ``odt`` twin this way, online_samples then only counts.
+    online_updates: int = 0
 
     def validate(self) -> None:
         _check(isinstance(self.add_rollouts, bool), "online.add_rollouts", self.add_rollouts, "true | false")
-        _check_sizes(self, "online.", ("online_samples",), minimum=0)
+        _check_sizes(self, "online.", ("online_samples", "online_updates"), minimum=0)
         _check(self.lr is None or is_rate(self.lr), "online.lr", self.lr, "> 0 and finite, or None")
         _check_sizes(self, "online.", ("updates_per_round", "buffer_size", "eval_every_rounds"))
+        _check(self.online_updates % self.updates_per_round == 0, "online.online_updates", self.online_updates,
+               f"a multiple of online.updates_per_round ({self.updates_per_round}), so the phase ends on it exactly")
         _check(is_finite(self.g_online), "online.g_online", self.g_online, "finite")
         _check(self.exploration_rtg in ("fixed", "curriculum"), "online.exploration_rtg", self.exploration_rtg, "fixed | curriculum")
         _check(0.0 <= self.curriculum_q <= 100.0, "online.curriculum_q", self.curriculum_q, "in [0, 100]")
@@ -364,6 +372,45 @@ def scale_antmaze_to_cpu(cfg: ODTConfig, dataset: str) -> ODTConfig:
                                eval_episodes_interim=CPU_ANTMAZE_EVAL_EPISODES_INTERIM).validate()
 
 
+# The ``cpu-200k`` preset's online phase (see scale_to_cpu_200k).
+CPU_200K_EVAL_EVERY_ROUNDS = 10  # >= 20 evaluations however long the episodes (200k / 1000 steps = 200 rounds)
+CPU_200K_CHECKPOINT_EVERY_UPDATES = 3000  # every 10 rounds: a checkpoint holds the 1000-trajectory buffer
+
+
+def scale_to_cpu_200k(cfg: ODTConfig) -> ODTConfig:
+    """The ``cpu-200k`` preset: the ``cpu`` preset's model, batch, rates and pretraining with the
+    paper's online phase, the data budget of Table 1's "0.2m" column at the cpu model size.
+
+    What differs from ``cpu`` (offline-only configs, DT's and ODT's offline protocol, are the cpu
+    preset's unchanged):
+
+    * the online budget is the paper's 200k samples (cpu: 5k) and the replay buffer the paper's
+      Table C.4 size, 1000 trajectories (1500 on AntMaze; cpu: /40), 300 updates per round as in
+      both;
+    * an evaluation every ``CPU_200K_EVAL_EVERY_ROUNDS`` = 10 rounds (cpu: 5, the paper preset's
+      10). A round takes one exploration episode of at most 1000 steps, so 200k samples take at
+      least 200 rounds and give at least ceil(200 / 10) = 20 online evaluations, the one ending
+      the budget included. On hopper-medium the cpu runs' exploration episodes averaged 367 steps
+      (Table 1, 10 seeds, 5k samples), so a typical run is ~545 rounds and ~55 evaluations. Cost
+      per evaluation: 10 episodes of ~670 steps (those runs' online evaluations; ~2.7 ms of a core
+      per step with its batch-10 forward pass: ~18 s); per round: 300 updates of ~0.11 s and one
+      exploration episode (~34 s). Evaluating every 10 rounds is ~5% of the online phase (~7% if
+      every episode ran 1000 steps); every 5 rounds would double that;
+    * a checkpoint every ``CPU_200K_CHECKPOINT_EVERY_UPDATES`` = 3000 updates (cpu: 500): each
+      one writes the buffer, the ~447k steps of hopper-medium's top 1000 trajectories (42 MB), and
+      150k online updates at the cpu interval would write ~13 GB per run. A kill loses at most 10
+      rounds (~6 min); a stop request still checkpoints at the end of its round. Checkpoints do
+      not change what a run computes.
+    """
+    scaled = scale_to_cpu(cfg)
+    if cfg.online.online_samples == 0:
+        return scaled
+    online = dataclasses.replace(scaled.online, online_samples=cfg.online.online_samples,
+                                 buffer_size=cfg.online.buffer_size, eval_every_rounds=CPU_200K_EVAL_EVERY_ROUNDS)
+    return dataclasses.replace(scaled, online=online,
+                               checkpoint_every_updates=CPU_200K_CHECKPOINT_EVERY_UPDATES).validate()
+
+
 def scale_to_smoke(cfg: ODTConfig) -> ODTConfig:
     """The ``smoke`` preset: seconds per run, for tests and CI. Not a result."""
     cfg = dataclasses.replace(
@@ -386,12 +433,14 @@ def scale_to_smoke(cfg: ODTConfig) -> ODTConfig:
 
 
 def scale_to_preset(cfg: ODTConfig, preset: str, dataset: str) -> ODTConfig:
-    """A paper-sized config (ODT's or DT's) scaled to ``preset``: ``cpu`` (with AntMaze's own
-    offline budgets), ``smoke``, or ``paper`` (unchanged)."""
+    """A paper-sized config (ODT's or DT's) scaled to ``preset``: ``cpu`` or ``cpu-200k`` (with
+    AntMaze's own offline budgets), ``smoke``, or ``paper`` (unchanged)."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
     if preset == "cpu":
         return scale_antmaze_to_cpu(scale_to_cpu(cfg), dataset)
+    if preset == "cpu-200k":
+        return scale_antmaze_to_cpu(scale_to_cpu_200k(cfg), dataset)
     if preset == "smoke":
         return scale_to_smoke(cfg)
     return cfg

@@ -374,35 +374,56 @@ class ODTTrainer:
         self.counters.online_samples += int(result.lengths[0])
         return result
 
+    @property
+    def online_updates(self) -> int:
+        """Gradient updates made in the online phase (every round makes updates_per_round)."""
+        return self.counters.rounds * self.cfg.online.updates_per_round
+
+    def online_progress(self) -> tuple[int, int]:
+        """(spent, budget) of the online phase's stopping rule: environment steps against
+        ``online.online_samples``, or, where ``online.online_updates`` is set, online updates
+        against it."""
+        o = self.cfg.online
+        if o.online_updates > 0:
+            return self.online_updates, o.online_updates
+        return self.counters.online_samples, o.online_samples
+
+    def online_done(self) -> bool:
+        spent, budget = self.online_progress()
+        return spent >= budget
+
     def finetune(self, log: Logger | None = None, checkpoint: Callable[[], None] | None = None) -> dict | None:
-        """Rounds of (rollout, buffer refresh, I updates) until the online budget is spent."""
+        """Rounds of (rollout, buffer refresh, I updates) until the online budget is spent:
+        ``online.online_samples`` environment steps, or ``online.online_updates`` updates where set."""
         c, k = self.cfg, self.counters
         if not k.pretrain_done:
             raise RuntimeError("finetune() before pretrain() finished")
-        budget = c.online.online_samples
-        bar = progress_bar(total=budget, initial=min(k.online_samples, budget), desc="online", unit="step",
+        spent, budget = self.online_progress()
+        by_updates = c.online.online_updates > 0
+        bar = progress_bar(total=budget, initial=min(spent, budget), desc="online", unit="upd" if by_updates else "step",
                            enabled=self.progress and budget > 0)
         row = None
-        while k.online_samples < budget:
+        while not self.online_done():
             start = time.perf_counter()
-            before = k.online_samples
+            before = self.online_progress()[0]
             explored = self.explore()
             for _ in range(c.online.updates_per_round):
                 m = self.step(self.batch_tensors(self.buffer))
             k.rounds += 1
             self.check_finite()  # the round is the online logging interval: one host read
-            bar.update(min(k.online_samples, budget) - min(before, budget))
+            bar.update(min(self.online_progress()[0], budget) - min(before, budget))
             bar.set_postfix(self._postfix(read_floats(m), ret=f"{explored.returns[0]:.0f}"))
-            if k.rounds % c.online.eval_every_rounds == 0 or k.online_samples >= budget:
+            done = self.online_done()
+            if k.rounds % c.online.eval_every_rounds == 0 or done:
                 # the exploration side of the round too: Fig. 6 plots g_online over time
-                row = self._eval_row("online", log, ends_phase=k.online_samples >= budget,
+                row = self._eval_row("online", log, ends_phase=done,
                                      exploration_rtg=self.exploration_rtg(),
                                      exploration_return=float(explored.returns[0]))
                 self._say(bar, row)
             k.wall_time += time.perf_counter() - start
             every = c.checkpoint_every_updates
             crossed = k.updates // every > (k.updates - c.online.updates_per_round) // every
-            if crossed or self._stop_requested or k.online_samples >= budget:
+            if crossed or self._stop_requested or done:
                 self._save(checkpoint)
             self._safe_point(checkpoint=None)
         bar.close()

@@ -68,6 +68,35 @@ def test_cpu_antmaze_budgets_are_the_sizing_protocols_and_locomotion_keeps_its_o
         assert make_config(d, "online", "cpu").eval_episodes_interim == 0 == dt_config(d, "cpu").eval_episodes_interim
 
 
+def test_cpu_200k_preset_is_cpu_with_the_papers_online_phase():
+    """The cpu model, batch, rates and pretraining; the paper's 200k samples and buffer; an
+    evaluation every 10 rounds, so >= 20 points even if every episode ran 1000 steps. Offline-only
+    runs (DT, ODT's offline protocol) are the cpu preset's; IQL keeps the cpu offline phase and
+    runs the published online one; SAC runs the paper's counts."""
+    import dataclasses
+
+    from baselines.dt import dt_config
+    from baselines.iql import iql_config
+    from baselines.sac import sac_config
+    from odt.config import CPU_200K_EVAL_EVERY_ROUNDS, phase_evaluations, to_dict
+    for d in ("hopper-medium", "walker2d-medium", "antmaze-umaze-diverse"):
+        cpu, big, paper = (make_config(d, "online", p) for p in ("cpu", "cpu-200k", "paper"))
+        assert (big.online.online_samples, big.online.buffer_size) == (paper.online.online_samples, paper.online.buffer_size)
+        assert big.online.updates_per_round == paper.online.updates_per_round == 300
+        assert big.online.eval_every_rounds == CPU_200K_EVAL_EVERY_ROUNDS
+        same = dict(to_dict(big), online=to_dict(cpu)["online"], checkpoint_every_updates=cpu.checkpoint_every_updates)
+        assert same == to_dict(cpu)  # nothing else differs from the cpu preset
+        fewest_rounds = big.online.online_samples // big.model.max_ep_len  # every episode as long as it can be
+        assert phase_evaluations(fewest_rounds, big.online.eval_every_rounds) >= 20
+        assert make_config(d, "offline", "cpu-200k") == make_config(d, "offline", "cpu")
+        assert dt_config(d, "cpu-200k") == dt_config(d, "cpu")
+    iql, iql_cpu = iql_config("hopper-medium", "cpu-200k"), iql_config("hopper-medium", "cpu")
+    assert (iql.offline_updates, iql.online_samples, iql.online_window) == (iql_cpu.offline_updates, 200_000, 0)
+    assert iql.online_samples // iql.eval_every_samples >= 20
+    sac = sac_config("hopper-medium", "cpu-200k")
+    assert dataclasses.replace(sac, preset="paper") == sac_config("hopper-medium", "paper")
+
+
 def test_overrides_and_errors_name_the_field():
     cfg = make_config("hopper-medium", "online", "smoke", {"model.embed_dim": "64", "online.hindsight_relabel": "off"})
     assert cfg.model.embed_dim == 64 and cfg.online.hindsight_relabel is False

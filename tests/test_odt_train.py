@@ -123,6 +123,33 @@ def test_online_loop_end_to_end_on_hopper(hopper_random):
     trainer.close()
 
 
+@pytest.mark.parametrize("updates,samples", [(60, 10), (15, 10_000)])
+def test_an_update_budget_replaces_the_sample_budget_as_the_stopping_rule(hopper_random, updates, samples):
+    """online.online_updates > 0: rounds run until rounds x updates_per_round reaches it, however
+    many samples they take (far more, or far fewer, than online_samples); the last round is
+    evaluated with the full episode count and checkpointed."""
+    cfg = _cfg(**{"online.online_updates": updates, "online.online_samples": samples, "online.eval_every_rounds": 5})
+    trainer = ODTTrainer(cfg, hopper_random, make_hopper, progress=False)
+    rows, saved = [], []
+    try:
+        trainer.pretrain()
+        trainer.finetune(log=rows.append, checkpoint=lambda: saved.append(trainer.counters.rounds))
+    finally:
+        trainer.close()
+    k = trainer.counters
+    assert trainer.online_updates == updates == k.updates - cfg.pretrain_updates
+    assert k.rounds == updates // cfg.online.updates_per_round
+    assert (k.online_samples > samples) == (samples == 10)  # the sample budget did not stop it
+    assert rows[-1]["rounds"] == k.rounds and len(rows[-1]["returns"]) == cfg.eval_episodes
+    assert saved[-1] == k.rounds
+
+
+def test_an_update_budget_ends_on_a_round():
+    from odt.config import ConfigError
+    with pytest.raises(ConfigError, match="online.online_updates=7 .*multiple of online.updates_per_round"):
+        _cfg(**{"online.online_updates": 7})
+
+
 @pytest.mark.parametrize("interim", [0, 1])
 def test_evaluations_in_between_run_the_interim_episodes_and_each_phase_ends_on_the_full_count(hopper_random, interim):
     """The table reads the evaluation that ends pretraining and the one that ends the online

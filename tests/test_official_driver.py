@@ -152,7 +152,8 @@ def test_cpu_preset_maps_onto_the_official_options():
 
 @pytest.mark.parametrize("field, value", [("model.stochastic", False), ("online.exploration_rtg", "curriculum"),
                                           ("online.add_rollouts", False), ("online.buffer_init", "random"),
-                                          ("optim.lambda_lr", 1e-3), ("rtg_scale", 1.0)])
+                                          ("optim.lambda_lr", 1e-3), ("rtg_scale", 1.0),
+                                          ("online.online_updates", 300)])
 def test_settings_the_official_code_cannot_run_are_refused_by_name(field, value):
     cfg = make_config("hopper-medium", "online", "cpu", {field: value})
     with pytest.raises(ConfigError, match=field.split(".")[-1]):

@@ -20,7 +20,7 @@ from benchmarks.launch import LaunchOptions, estimate, estimate_run, launch
 from benchmarks.methods import method_config
 from odt.config import ConfigError, make_config
 
-ALL_METHODS = ["dt", "odt-offline", "odt", "odt-control", "iql", "sac"]
+ALL_METHODS = ["dt", "odt-offline", "odt", "odt-control", "iql", "sac", "official-odt"]
 
 
 # ----- registry ------------------------------------------------------------------------------
@@ -35,8 +35,8 @@ def test_every_experiment_expands_to_unique_stable_ids(name):
     tuning = EXPERIMENTS[name].description.startswith("Tuning")
     assert first >= 100 if tuning else first + EXPERIMENTS[name].seeds <= 100  # reported seeds are 0-99
     for s in a:  # every spec builds a valid config
-        from benchmarks.methods import METHODS, method_config
-        if s.method in METHODS:
+        from benchmarks.methods import EXTERNAL_METHODS, METHODS, method_config
+        if s.method in METHODS and s.method not in EXTERNAL_METHODS:  # those need code from outside (docs/)
             method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict)
 
 
@@ -193,6 +193,10 @@ def test_a_run_made_under_another_config_is_reported_not_reused(tmp_path):
     assert job_mod.config_drift({"online": {}}, {"online": {"add_rollouts": False}}) != []
     assert job_mod.config_drift({"eval_episodes": 100}, {"eval_episodes": 100, "eval_episodes_interim": 0}) == []
     assert job_mod.config_drift({"eval_episodes": 100}, {"eval_episodes": 100, "eval_episodes_interim": 20}) != []
+    # ... also nested in another config (official-odt's holds the odt config under "odt")
+    assert job_mod.config_drift({"online": {}}, {"online": {"online_updates": 0}}) == []
+    assert job_mod.config_drift({"odt": {"online": {}}}, {"odt": {"online": {"online_updates": 0}}}) == []
+    assert job_mod.config_drift({"odt": {"online": {}}}, {"odt": {"online": {"online_updates": 300}}}) != []
 
 
 def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):

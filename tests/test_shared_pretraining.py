@@ -15,11 +15,13 @@ from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
 from benchmarks.methods import build_agent, method_config
 from odt.config import to_dict
+from odt.train import ODTTrainer, StopRequested
 
 # a valid value other than the smoke default, for every field declared online-only
 ALTERNATIVES = {
     "odt": {"online.add_rollouts": False, "online.hindsight_relabel": False,
-            "online.g_online": 3600.0, "online.exploration_rtg": "curriculum", "online.curriculum_q": 90.0},
+            "online.g_online": 3600.0, "online.exploration_rtg": "curriculum", "online.curriculum_q": 90.0,
+            "online.online_updates": 50},
     "iql": {"online_window": 100},
 }
 
@@ -110,7 +112,7 @@ def test_a_run_from_shared_pretraining_ends_as_it_would_alone(tmp_path):
 
     job_mod.run_one(control, tmp_path / "pair", threads=1)
     assert len([p for p in (tmp_path / "pair" / shared.DIRNAME).iterdir() if p.is_dir()]) == 1
-    assert not list((tmp_path / "pair" / shared.DIRNAME).glob("*/*.lock"))
+    assert not list((tmp_path / "pair" / shared.DIRNAME).rglob("*.lock"))  # its holder removed it
     reused = job_mod.run_one(odt, tmp_path / "pair", threads=1)
     record = rec.read_record(rec.run_dir(tmp_path / "pair", odt))
     assert record["pretraining_from"] == control.run_id
@@ -375,11 +377,11 @@ def test_a_run_resumed_before_the_end_of_its_pretraining_holds_the_lock(tmp_path
     import time
 
     stack, notes = contextlib.ExitStack(), []
-    assert job_mod._shared_for_resumed(tmp_path, "done", _resumed(True), stack, notes) is None
-    assert job_mod._shared_for_resumed(tmp_path, None, _resumed(False), stack, notes) is None
+    assert job_mod._shared_for_resumed(tmp_path, "done", _resumed(True), stack, notes, "done") is None
+    assert job_mod._shared_for_resumed(tmp_path, None, _resumed(False), stack, notes, None) is None
     with shared.pretraining_lock(tmp_path, "done", say=pytest.fail):  # not taken
         pass
-    assert job_mod._shared_for_resumed(tmp_path, "mid", _resumed(False), stack, notes) is None
+    assert job_mod._shared_for_resumed(tmp_path, "mid", _resumed(False), stack, notes, "mid") is None
     waiting = _holder(tmp_path, 0.0, key="mid", wait=True)
     time.sleep(0.1)
     assert waiting.poll() is None  # the same-key run waits for the resumed one ...
@@ -397,7 +399,7 @@ def test_a_run_resumed_mid_pretraining_takes_the_state_a_same_key_run_saved(tmp_
     state = {"agent": {}, "curve": [], "sweeps": []}
     shared.save(tmp_path, "saved", state, source_run="other", step=1)
     stack, notes = contextlib.ExitStack(), []
-    found = job_mod._shared_for_resumed(tmp_path, "saved", _resumed(False), stack, notes)
+    found = job_mod._shared_for_resumed(tmp_path, "saved", _resumed(False), stack, notes, "saved")
     assert found is not None and found.source_run == "other" and notes == []
     with shared.pretraining_lock(tmp_path, "saved", say=pytest.fail):  # not taken
         pass
@@ -406,7 +408,7 @@ def test_a_run_resumed_mid_pretraining_takes_the_state_a_same_key_run_saved(tmp_
     save = threading.Timer(0.2, shared.save, (tmp_path, "later", state), {"source_run": "leader", "step": 1})
     save.start()
     try:
-        found = job_mod._shared_for_resumed(tmp_path, "later", _resumed(False), stack, notes)
+        found = job_mod._shared_for_resumed(tmp_path, "later", _resumed(False), stack, notes, "later")
     finally:
         save.join()
         leader.wait(5)
@@ -416,10 +418,140 @@ def test_a_run_resumed_mid_pretraining_takes_the_state_a_same_key_run_saved(tmp_
         pass
 
 
+def test_a_run_resumed_from_a_checkpoint_made_under_another_key_takes_no_lock(tmp_path):
+    """job._shared_for_resumed: a checkpoint whose pretraining was computed under another key
+    (code, threads or host changed since; None: it does not say) is not the key's computation, so
+    the resumed run neither holds the key's lock nor waits for it; it only starts from a state
+    already saved."""
+    import contextlib
+    stack, notes = contextlib.ExitStack(), []
+    for made_under in ("before", None):
+        assert job_mod._shared_for_resumed(tmp_path, "now", _resumed(False), stack, notes, made_under) is None
+        with shared.pretraining_lock(tmp_path, "now", wait=False) as free:
+            assert free  # not taken
+    holder = _holder(tmp_path, 60, key="now")  # another run pretraining the key: no wait for it either
+    try:
+        assert job_mod._shared_for_resumed(tmp_path, "now", _resumed(False), stack, notes, "before") is None
+    finally:
+        holder.kill()
+        holder.wait(5)
+    shared.save(tmp_path, "now", {"agent": {}, "curve": [], "sweeps": []}, source_run="other", step=1)
+    found = job_mod._shared_for_resumed(tmp_path, "now", _resumed(False), stack, notes, "before")
+    assert found is not None and found.source_run == "other" and notes == []
+
+
 def _resumed(pretrain_done: bool):
     """What _shared_for_resumed reads of an agent loaded from its own checkpoint."""
     import types
     return types.SimpleNamespace(counters=types.SimpleNamespace(pretrain_done=pretrain_done))
+
+
+def _stop_at_a_pretraining_evaluation(monkeypatch, at_the_end: bool) -> None:
+    """Every ODT trainer asks itself to stop (as on SIGTERM) at the pretraining evaluation that
+    ends the phase (``at_the_end``) or at its first one in between: it checkpoints at its next
+    safe point and raises StopRequested."""
+    evaluate = ODTTrainer._eval_row
+
+    def stopping(self, phase, log, ends_phase=True, **extra):
+        if phase == "pretrain" and ends_phase == at_the_end:
+            self.request_stop()
+        return evaluate(self, phase, log, ends_phase, **extra)
+    monkeypatch.setattr(ODTTrainer, "_eval_row", stopping)
+
+
+def _saved_states(root) -> int:
+    store = root / shared.DIRNAME
+    return len(list(store.glob("*/ckpt-*.pt"))) if store.is_dir() else 0
+
+
+def test_a_run_stopped_at_the_end_of_its_pretraining_has_left_it_for_the_same_key(tmp_path, monkeypatch):
+    """A stop requested during the evaluation that ends pretraining (SIGTERM from Slurm, say)
+    ends the attempt at the checkpoint right after it. The state is saved for the key before that
+    checkpoint, so the run's control starts from it (and ends as it would alone) instead of
+    pretraining again, and the run itself then resumes past the switch."""
+    odt, control, pair = _spec("odt"), _spec("odt-control"), tmp_path / "pair"
+    with monkeypatch.context() as m:
+        _stop_at_a_pretraining_evaluation(m, at_the_end=True)
+        with pytest.raises(StopRequested):
+            job_mod.run_one(odt, pair, threads=1)
+    assert rec.read_record(rec.run_dir(pair, odt)) is None  # stopped, not finished
+    assert _saved_states(pair) == 1 and not list((pair / shared.DIRNAME).glob("*.lock"))
+    stale = shared.lock_path(pair, "left-by-a-killed-run")
+    stale.touch()
+    job_mod.run_one(control, pair, threads=1)
+    assert rec.read_record(rec.run_dir(pair, control))["pretraining_from"] == odt.run_id
+    assert not stale.exists()  # a complete run clears lock files nobody holds
+    job_mod.run_one(control, tmp_path / "alone", threads=1, reuse_pretraining=False)
+    assert (rec.read_curve(rec.run_dir(pair, control) / rec.CURVE)
+            == rec.read_curve(rec.run_dir(tmp_path / "alone", control) / rec.CURVE))
+    job_mod.run_one(odt, pair, threads=1)
+    record = rec.read_record(rec.run_dir(pair, odt))
+    assert record["status"] == "complete" and record["pretraining_from"] is None and record["attempts"] == 2
+
+
+def test_a_run_resumed_under_another_key_does_not_leave_its_pretraining(tmp_path, monkeypatch):
+    """A run stopped mid-pretraining and resumed after its key changed (here the code version;
+    threads or host alike) continues a pretraining that is not the new key's computation: it holds
+    no lock for it and leaves no state under it, and says so in its notes."""
+    odt = _spec("odt")
+    with monkeypatch.context() as m:
+        _stop_at_a_pretraining_evaluation(m, at_the_end=False)
+        with pytest.raises(StopRequested):
+            job_mod.run_one(odt, tmp_path, threads=1)
+    assert _saved_states(tmp_path) == 0
+    where = shared.machine_and_code()
+    monkeypatch.setattr(shared, "machine_and_code", lambda threads=None: {**where, "code": f"{where['code']}+edited"})
+    job_mod.run_one(odt, tmp_path, threads=1)
+    record = rec.read_record(rec.run_dir(tmp_path, odt))
+    assert record["status"] == "complete" and record["attempts"] == 2
+    assert any("not left for other runs" in n for n in record["notes"])
+    assert _saved_states(tmp_path) == 0 and not list((tmp_path / shared.DIRNAME).glob("*.lock"))
+
+
+def test_the_lock_file_goes_with_its_holder_and_a_waiting_run_takes_the_new_one(tmp_path):
+    """The holder removes the lock file as it lets go. A run that was waiting on the removed file
+    gets its flock, sees the file is no longer at the path and takes the one there instead, so
+    another run that comes along finds the lock held: one holder at a time."""
+    import threading
+    import time
+    path = shared.lock_path(tmp_path, "k")
+    entered, release = threading.Event(), threading.Event()
+
+    def waiting_run():
+        with shared.pretraining_lock(tmp_path, "k", say=lambda _: None):
+            entered.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=waiting_run)
+    with shared.pretraining_lock(tmp_path, "k", say=pytest.fail) as held:
+        assert held and path.exists()
+        thread.start()
+        time.sleep(0.2)
+        assert not entered.is_set()  # waits on this file
+    assert entered.wait(5)
+    with shared.pretraining_lock(tmp_path, "k", wait=False) as free:
+        assert not free  # held by the waiting run, on the file now at the path
+    release.set()
+    thread.join(5)
+    assert not path.exists()
+    with shared.pretraining_lock(tmp_path, "k", wait=False) as free:
+        assert free
+    assert not path.exists()
+
+
+def test_lock_files_nobody_holds_are_removed_and_held_ones_kept(tmp_path):
+    stale = shared.lock_path(tmp_path, "stale")
+    stale.parent.mkdir(parents=True)
+    stale.touch()  # its holder was killed before it could remove it
+    holder = _holder(tmp_path, 60, key="held")
+    try:
+        assert shared.remove_unheld_locks(tmp_path) == 1
+        assert not stale.exists() and shared.lock_path(tmp_path, "held").exists()
+    finally:
+        holder.kill()
+        holder.wait(5)
+    assert shared.remove_unheld_locks(tmp_path) == 1 and not list((tmp_path / shared.DIRNAME).glob("*.lock"))
+    assert shared.remove_unheld_locks(tmp_path / "nothing-here") == 0
 
 
 # ----- the estimate ------------------------------------------------------------------------------

@@ -166,6 +166,8 @@ def _check_expressible(cfg: ODTConfig, act_dim: int | None) -> None:
     _require(cfg.eval_episodes_interim == 0, "eval_episodes_interim", cfg.eval_episodes_interim,
              "every official evaluation runs num_eval_episodes")
     _require(cfg.precision == "fp32", "precision", cfg.precision, "the official code runs fp32")
+    _require(on.online_updates == 0, "online.online_updates", on.online_updates,
+             "the official loop stops on its rounds; the driver stops it on the sample budget only")
 
 
 def official_variant(cfg: ODTConfig, dataset: str, act_dim: int | None = None) -> dict[str, Any]:
