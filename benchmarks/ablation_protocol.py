@@ -1,27 +1,40 @@
 """``python -m benchmarks.ablation_protocol``: the per-figure comparisons and verdicts of
-``PROTOCOL-ablations-cpu.md`` (issue 21).
+``PROTOCOL-ablations-cpu.md`` (issue 21), read under ``PROTOCOL-reanalysis.md``.
 
 For every figure of the paper's ablations, the protocol fixed (before its runs) a claim, a
 difference D and a rule. This module computes each D from the committed records with a 95%
-percentile bootstrap over seeds (10,000 resamples, seeded) and applies the protocol's rule:
+t-interval over seeds (paired t where the arms share each seed's pretraining, Welch otherwise)
+and reads it in one vocabulary, **supports**, **contradicts**, **equivalent** or **inconclusive**:
 
-* a difference the paper says is positive: **holds** if its interval lies above 0, **does not
-  hold** if it lies below 0 or inside [-3, +3], otherwise **inconclusive**;
-* a "comparable" claim: **holds** if the interval lies inside [-5, +5], **does not hold** if it
-  lies outside [-5, +5] entirely, otherwise **inconclusive**;
-* Fig. 2, Fig. 12 and Appendix F have rules of their own (written beside each below); the
-  exploratory ``sampling`` runs get no verdict.
+* a difference the paper says is positive: supports if shown above 0, contradicts if shown below
+  0, equivalent if shown inside the margin (two one-sided tests: the 90% interval inside
+  [-5, +5] normalised points), otherwise inconclusive;
+* a "comparable" claim: equivalent if shown inside [-5, +5], contradicts if shown outside it
+  (the 95% interval entirely beyond the margin), otherwise inconclusive;
+* the primary comparison, Fig. 2's final entropy - beta (the protocol's first), is read alone at
+  0.05; every other comparison with an interval is one member of one family, read with Holm's
+  correction (the Holm-adjusted p beside the uncorrected one);
+* Fig. 2's lambda ratio is read against the protocol's 0.5; Fig. 12 and Appendix F keep their
+  own rules (no sampling interval), their words mapped to the vocabulary; the exploratory
+  ``sampling`` runs and D11x get no verdict;
+* Figs. 9 and 10: a grid cell whose arms end pretraining below half the dataset's own mean
+  normalised return (its card in ``paper_tables/datasets/``) is out of regime: no verdict, and
+  the grid is read over the other cells.
 
 Paired differences take the seeds where both arms completed (the arms share each seed's
-pretraining); unpaired ones resample each arm on its own. A comparison with fewer seeds than the
-protocol asks (5 for two-arm figures, 3 per sweep point) gets no verdict: ``incomplete``. A
-figure without runs says which command makes them.
+pretraining). A comparison with fewer seeds than the protocol asks (5 for two-arm figures, 3 per
+sweep point) gets no verdict: ``incomplete``. A figure without runs says which command makes them.
+D13 and D14 (Fig. 11) are the within-run deltas of Table 1's hopper-medium runs, read as
+``rows_protocol`` reads C1 (the mean of each run's last k online evaluations).
 
 Scores are D4RL-normalized (100 = expert) on data generated here by the project's forge.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,19 +47,27 @@ from benchmarks import aggregate as agg
 from benchmarks import records as rec
 from benchmarks.experiments import target_entropy
 from benchmarks.reproduction import (
-    BOOTSTRAP_REPS,
+    INTERVAL_METHOD,
+    LOCOMOTION_MARGIN,
     Estimate,
+    Registered,
     analysis_parser,
-    bootstrap_combination,
-    directional_verdict,
+    combination_estimate,
     emit,
+    gain_last_k,
     number_cell,
+    read_protocol,
+    row_k,
 )
 
-EQUIVALENCE = 3.0  # a positive claim whose interval lies inside [-3, +3] does not hold
-COMPARABLE = 5.0  # a "comparable" claim holds if the interval lies inside [-5, +5]
+MARGIN = LOCOMOTION_MARGIN  # normalised points, every score difference here (PROTOCOL-reanalysis.md)
+ENTROPY_MARGIN = 1.0  # Fig. 2: final entropy within 1 nat of beta (the protocol's [beta - 1, beta + 1])
+ENTROPY_MEAN = 0.5  # Fig. 2: ... and its mean within 0.5 (the protocol's)
+LAMBDA_RATIO = 0.5  # Fig. 2: final lambda / initial lambda below this
 TWO_ARM_SEEDS, SWEEP_SEEDS = 5, 3
 CORRELATION_HOLDS = 0.8  # Appendix F: sampling by length ~ by return if Pearson r > 0.8
+PRIMARY = "Fig. 2 entropy"  # the protocol's first comparison
+CARDS = Path(__file__).resolve().parent.parent / "paper_tables" / "datasets"
 
 
 @dataclass(frozen=True)
@@ -54,34 +75,88 @@ class Comparison:
     figure: str
     label: str  # what D is, e.g. "D9 = relabel on − off (paired)"
     estimate: Estimate
-    verdict: str
+    verdict: str = ""  # filled by read_all() where the comparison has a claim and no status
     per_seed: str = ""  # "s20 +1.2, s21 -0.4, ..." or the arms' per-seed scores
     digits: int = 1  # decimals of the estimate in the report
+    key: str = ""  # its name in the family (unique), e.g. "D9"
+    expected_sign: int | None = None  # the claim: +1 / -1, or None for "no difference beyond the margin"
+    margin: float | None = None
+    tested: Estimate | None = None  # what the claim is tested on, where not ``estimate`` (Fig. 2's ratio - 0.5)
+    status: str | None = None  # incomplete / out of regime: no verdict, not in the family
+    cells: tuple[str, ...] = ()  # a grid reading: the keys of its cells (read after them)
+    min_cells: int = 0
 
     def text(self) -> str:
         e = self.estimate
-        if np.isfinite(e.lo):  # a bootstrap estimate
+        if np.isfinite(e.lo):  # an interval
             return e.text(digits=self.digits)
         return f"{e.mean:.3f} (n={e.n})" if np.isfinite(e.mean) else f"n={e.n}"
 
-
-# ----- verdict rules ------------------------------------------------------------------------
-def positive_verdict(e: Estimate, min_seeds: int) -> str:
-    """The protocol's rule for a difference the paper says is positive."""
-    if e.n < min_seeds:
-        return f"incomplete (n={e.n} < {min_seeds})"
-    return {"supports": "holds", "contradicts": "does not hold"}.get(directional_verdict(e, EQUIVALENCE),
-                                                                     "inconclusive")
+    @property
+    def has_claim(self) -> bool:
+        return bool(self.key) and not self.cells and (self.expected_sign is not None or self.margin is not None)
 
 
-def comparable_verdict(e: Estimate, min_seeds: int) -> str:
-    """The protocol's rule for a claim that two settings give comparable returns."""
-    if e.n < min_seeds:
-        return f"incomplete (n={e.n} < {min_seeds})"
-    if -COMPARABLE <= e.lo and e.hi <= COMPARABLE:
-        return "holds"
-    if e.hi < -COMPARABLE or e.lo > COMPARABLE:
-        return "does not hold"
+# ----- claims -------------------------------------------------------------------------------
+def positive(figure: str, key: str, label: str, e: Estimate, min_seeds: int, per_seed: str = "",
+             status: str | None = None) -> Comparison:
+    """A difference the paper says is positive (margin: ``MARGIN``)."""
+    return Comparison(figure, label, e, per_seed=per_seed, key=key, expected_sign=+1, margin=MARGIN,
+                      status=_seed_status(e, min_seeds) or status)
+
+
+def comparable(figure: str, key: str, label: str, e: Estimate, min_seeds: int, per_seed: str = "") -> Comparison:
+    """A claim that two settings give comparable returns: no difference beyond ``MARGIN``."""
+    return Comparison(figure, label, e, per_seed=per_seed, key=key, expected_sign=None, margin=MARGIN,
+                      status=_seed_status(e, min_seeds))
+
+
+def _seed_status(e: Estimate, min_seeds: int) -> str | None:
+    return None if e.n >= min_seeds else f"incomplete (n={e.n} < {min_seeds})"
+
+
+def read_all(comparisons: Sequence[Comparison]) -> list[Comparison]:
+    """Every comparison with its verdict: the primary alone, every other one with a claim as one
+    Holm family (``reproduction.read_protocol``), grid readings from their in-regime cells, Fig. 2's
+    condition on the entropy gap's mean applied after its test."""
+    registered = [Registered(c.key, c.tested or c.estimate, c.expected_sign, c.margin, c.key == PRIMARY, c.status)
+                  for c in comparisons if c.has_claim]
+    verdicts = read_protocol(registered)
+    out = []
+    for c in comparisons:
+        if c.has_claim:
+            v = verdicts[c.key]
+            text = v.text()
+            if c.key == PRIMARY and v.word == "equivalent" and abs(c.estimate.mean) > ENTROPY_MEAN:
+                text = f"inconclusive (equivalent within ±{ENTROPY_MARGIN:g} but |mean| > {ENTROPY_MEAN:g}; {text})"
+            c = dataclasses.replace(c, verdict=text)
+        out.append(c)
+    words = {c.key: c.verdict for c in out if c.key}
+    return [dataclasses.replace(c, verdict=grid_verdict([words[k] for k in c.cells], c.min_cells)) if c.cells else c
+            for c in out]
+
+
+def verdict_word(text: str) -> str:
+    """The verdict word at the start of a verdict's text (markdown bold removed)."""
+    return text.replace("*", "").split(" (")[0].strip()
+
+
+def grid_verdict(cell_texts: Sequence[str], cells: int) -> str:
+    """Figs. 9-10 over the grid's in-regime cells (``PROTOCOL-reanalysis.md``): incomplete if one
+    of them is (or a cell has no runs); contradicts if one contradicts; supports if at least 3/4 of
+    them (rounded up) support and none is equivalent; equivalent if all are; else inconclusive."""
+    words = [verdict_word(t) for t in cell_texts]
+    in_regime = [w for w in words if not w.startswith("out of regime")]
+    if any(w.startswith("incomplete") for w in in_regime) or len(words) < cells:
+        return "incomplete"
+    if not in_regime:
+        return "out of regime (no cell in regime)"
+    if "contradicts" in in_regime:
+        return "contradicts"
+    if in_regime.count("supports") >= math.ceil(0.75 * len(in_regime)) and "equivalent" not in in_regime:
+        return "supports"
+    if all(w == "equivalent" for w in in_regime):
+        return "equivalent"
     return "inconclusive"
 
 
@@ -101,16 +176,16 @@ def _seed_text(values: pd.Series) -> str:
     return ", ".join(f"s{s} {v:+.1f}" for s, v in values.items())
 
 
-def paired(a: pd.Series, b: pd.Series, reps: int) -> tuple[Estimate, str]:
-    """mean(a - b) over the seeds both have, with its bootstrap interval, and the per-seed differences."""
+def paired(a: pd.Series, b: pd.Series) -> tuple[Estimate, str]:
+    """mean(a - b) over the seeds both have, with its paired t-interval, and the per-seed differences."""
     diff = (a - b).dropna()
-    return bootstrap_combination([(diff.to_numpy(), 1.0)], reps), _seed_text(diff)
+    return combination_estimate([(diff.to_numpy(), 1.0)]), _seed_text(diff)
 
 
-def unpaired(a: pd.Series, b: pd.Series, reps: int) -> tuple[Estimate, str]:
-    """mean(a) - mean(b), each arm resampled on its own; the per-seed scores of both arms."""
+def unpaired(a: pd.Series, b: pd.Series) -> tuple[Estimate, str]:
+    """mean(a) - mean(b), two independent arms (Welch's t-interval); the per-seed scores of both arms."""
     text = f"A: {_seed_text(a) or '—'}; B: {_seed_text(b) or '—'}"
-    return bootstrap_combination([(a.to_numpy(), 1.0), (b.to_numpy(), -1.0)], reps), text
+    return combination_estimate([(a.to_numpy(), 1.0), (b.to_numpy(), -1.0)]), text
 
 
 # ----- curve-derived values -------------------------------------------------------------------
@@ -153,37 +228,37 @@ def last_row(curves: pd.DataFrame) -> pd.DataFrame:
 class Data:
     runs: dict[str, pd.DataFrame]  # experiment -> load_runs frame
     curves: dict[str, pd.DataFrame]  # experiment -> load_results frame
-    reps: int
 
 
-def _two_arm(data: Data, figure: str, experiment: str, label: str, a: str, b: str,
-             dataset: str | None = None, rule=positive_verdict, min_seeds: int = TWO_ARM_SEEDS,
+def _two_arm(data: Data, figure: str, experiment: str, key: str, label: str, a: str, b: str,
+             dataset: str | None = None, rule=positive, min_seeds: int = TWO_ARM_SEEDS,
              pairing=paired) -> Comparison:
     runs = data.runs[experiment]
-    e, text = pairing(arm(runs, a, dataset), arm(runs, b, dataset), data.reps)
-    return Comparison(figure, label, e, rule(e, min_seeds), text)
+    e, text = pairing(arm(runs, a, dataset), arm(runs, b, dataset))
+    return rule(figure, key, label, e, min_seeds, text)
 
 
 def fig2_convergence(data: Data) -> list[Comparison]:
     """Table 1's ``odt`` on hopper-medium: final entropy - beta (beta = -|A|), and the final
-    lambda over the initial one. Holds if the mean entropy gap is within 0.5 with its interval
-    inside [-1, +1], and the lambda ratio's interval lies below 0.5."""
+    lambda over the initial one. The protocol: the entropy gap's mean within 0.5 and its interval
+    inside [-1, +1] (read as two one-sided tests against a 1-nat margin, the mean condition on top),
+    and the lambda ratio's interval below 0.5 (its t-interval of ratio - 0.5 below 0)."""
     curves = data.curves["table1"]
     odt = curves[(curves.method == "odt") & (curves.dataset == "hopper-medium")]
     last = last_row(odt).set_index("seed").sort_index()
     beta = target_entropy("hopper-medium")
     gap = last.entropy.astype(float) - beta
     ratio = last["lambda"].astype(float) / last["lambda_init"].astype(float)
-    e_gap = bootstrap_combination([(gap.to_numpy(), 1.0)], data.reps)
-    e_ratio = bootstrap_combination([(ratio.to_numpy(), 1.0)], data.reps)
-    if e_gap.n < TWO_ARM_SEEDS:
-        v_gap = v_ratio = f"incomplete (n={e_gap.n})"
-    else:
-        v_gap = "holds" if abs(e_gap.mean) <= 0.5 and -1 <= e_gap.lo and e_gap.hi <= 1 else "does not hold at this budget"
-        v_ratio = "holds" if e_ratio.hi < 0.5 else "does not hold at this budget"
-    return [Comparison("Fig. 2", "final entropy − β (β = −3), 0 at convergence", e_gap, v_gap, _seed_text(gap), 2),
-            Comparison("Fig. 2", "final λ / initial λ (holds below 0.5)", e_ratio, v_ratio,
-                       ", ".join(f"s{s} {v:.2f}" for s, v in ratio.items()), 2)]
+    e_gap = combination_estimate([(gap.to_numpy(), 1.0)])
+    e_ratio = combination_estimate([(ratio.to_numpy(), 1.0)])
+    tested = combination_estimate([(ratio.to_numpy() - LAMBDA_RATIO, 1.0)])
+    return [Comparison("Fig. 2", "final entropy − β (β = −3), 0 at convergence (≈ 0 within ±1 nat)", e_gap,
+                       per_seed=_seed_text(gap), digits=2, key=PRIMARY, expected_sign=None,
+                       margin=ENTROPY_MARGIN, status=_seed_status(e_gap, TWO_ARM_SEEDS)),
+            Comparison("Fig. 2", f"final λ / initial λ (claim: below {LAMBDA_RATIO:g})", e_ratio,
+                       per_seed=", ".join(f"s{s} {v:.2f}" for s, v in ratio.items()), digits=2,
+                       key="Fig. 2 lambda", expected_sign=-1, tested=tested,
+                       status=_seed_status(e_ratio, TWO_ARM_SEEDS))]
 
 
 def fig3_g_eval(data: Data) -> list[Comparison]:
@@ -192,12 +267,12 @@ def fig3_g_eval(data: Data) -> list[Comparison]:
         return []
     pre = (sweep_score(curves, "sweep-pretrained", 1.0), sweep_score(curves, "sweep-pretrained", 0.25))
     fine = (sweep_score(curves, "sweep-finetuned", 1.0), sweep_score(curves, "sweep-finetuned", 0.25))
-    e1, t1 = paired(*pre, data.reps)
-    e2, t2 = paired(pre[0] - pre[1], fine[0] - fine[1], data.reps)
-    return [Comparison("Fig. 3 / 5 (L)", "D1 = R(1.0 g*) − R(0.25 g*) after pretraining (paired)", e1,
-                       positive_verdict(e1, SWEEP_SEEDS), t1),
-            Comparison("Fig. 3 / 5 (L)", "D2 = D1 after pretraining − D1 after finetuning (paired)", e2,
-                       positive_verdict(e2, SWEEP_SEEDS), t2)]
+    e1, t1 = paired(*pre)
+    e2, t2 = paired(pre[0] - pre[1], fine[0] - fine[1])
+    return [positive("Fig. 3 / 5 (L)", "D1", "D1 = R(1.0 g*) − R(0.25 g*) after pretraining (paired)", e1,
+                     SWEEP_SEEDS, t1),
+            positive("Fig. 3 / 5 (L)", "D2", "D2 = D1 after pretraining − D1 after finetuning (paired)", e2,
+                     SWEEP_SEEDS, t2)]
 
 
 def fig4_stoch(data: Data) -> list[Comparison]:
@@ -205,31 +280,32 @@ def fig4_stoch(data: Data) -> list[Comparison]:
     out = []
     for size in ("small", "large"):
         s, d = f"{size},stochastic", f"{size},deterministic"
-        e3, t3 = unpaired(arm(runs, s), arm(runs, d), data.reps)
-        out.append(Comparison("Fig. 4", f"D3 ({size}) = stochastic − deterministic final (unpaired)", e3,
-                              positive_verdict(e3, TWO_ARM_SEEDS), t3))
-        e4, t4 = unpaired(best_minus_final(curves, d), best_minus_final(curves, s), data.reps)
-        out.append(Comparison("Fig. 4", f"D4 ({size}) = deterministic (best − final) − stochastic (best − final)", e4,
-                              positive_verdict(e4, TWO_ARM_SEEDS), t4))
+        e3, t3 = unpaired(arm(runs, s), arm(runs, d))
+        out.append(positive("Fig. 4", f"D3 ({size})", f"D3 ({size}) = stochastic − deterministic final (unpaired)",
+                            e3, TWO_ARM_SEEDS, t3))
+        e4, t4 = unpaired(best_minus_final(curves, d), best_minus_final(curves, s))
+        out.append(positive("Fig. 4", f"D4 ({size})",
+                            f"D4 ({size}) = deterministic (best − final) − stochastic (best − final)", e4,
+                            TWO_ARM_SEEDS, t4))
     return out
 
 
 def fig5_g_online(data: Data) -> list[Comparison]:
-    return [_two_arm(data, "Fig. 5 (R)", "g_online", "D5 = R(2x) − R(1x) (paired; comparable)",
-                     "g_online=2x", "g_online=1x", rule=comparable_verdict, min_seeds=SWEEP_SEEDS),
-            _two_arm(data, "Fig. 5 (R)", "g_online", "D6 = R(2x) − R(10x) (paired)",
+    return [_two_arm(data, "Fig. 5 (R)", "g_online", "D5", "D5 = R(2x) − R(1x) (paired; comparable)",
+                     "g_online=2x", "g_online=1x", rule=comparable, min_seeds=SWEEP_SEEDS),
+            _two_arm(data, "Fig. 5 (R)", "g_online", "D6", "D6 = R(2x) − R(10x) (paired)",
                      "g_online=2x", "g_online=10x", min_seeds=SWEEP_SEEDS)]
 
 
 def fig6_curriculum(data: Data) -> list[Comparison]:
-    return [_two_arm(data, "Fig. 6", "curriculum", "D7 = fixed − q=90 (paired)", "fixed", "q=90",
+    return [_two_arm(data, "Fig. 6", "curriculum", "D7", "D7 = fixed − q=90 (paired)", "fixed", "q=90",
                      min_seeds=SWEEP_SEEDS),
-            _two_arm(data, "Fig. 6", "curriculum", "D8 = q=90 − q=10 (paired)", "q=90", "q=10",
+            _two_arm(data, "Fig. 6", "curriculum", "D8", "D8 = q=90 − q=10 (paired)", "q=90", "q=10",
                      min_seeds=SWEEP_SEEDS)]
 
 
 def fig7_hindsight(data: Data) -> list[Comparison]:
-    return [_two_arm(data, "Fig. 7", "hindsight", "D9 = relabeling on − off (paired)",
+    return [_two_arm(data, "Fig. 7", "hindsight", "D9", "D9 = relabeling on − off (paired)",
                      "relabel=True", "relabel=False")]
 
 
@@ -238,7 +314,7 @@ def _datasets(data: Data, experiment: str) -> list[str]:
 
 
 def fig8_buffer_init(data: Data) -> list[Comparison]:
-    return [_two_arm(data, "Fig. 8", "buffer_init", f"D10 ({d}) = top-N − random init (paired)",
+    return [_two_arm(data, "Fig. 8", "buffer_init", f"D10 ({d})", f"D10 ({d}) = top-N − random init (paired)",
                      "init=top", "init=random", dataset=d) for d in _datasets(data, "buffer_init")]
 
 
@@ -247,28 +323,47 @@ def grid_settings(runs: pd.DataFrame) -> list[str]:
     return sorted({v.split(",", 1)[1] for v in runs.variant if "," in v})
 
 
+def data_mean(dataset: str) -> float | None:
+    """The dataset's own mean normalised return, from its committed card (None without one)."""
+    path = CARDS / f"{dataset}.card.json"
+    if not path.is_file():
+        return None
+    return float(json.loads(path.read_text())["normalized_returns"]["mean"])
+
+
+def regime_status(runs: pd.DataFrame, arms: Sequence[str]) -> str | None:
+    """"out of regime (...)" when an arm's mean end-of-pretraining score lies below half the
+    dataset's own mean normalised return (``PROTOCOL-reanalysis.md``, fixed before this reading):
+    the claim is about finetuning a policy that has learned the data. None otherwise."""
+    for dataset in sorted(set(runs.dataset)):
+        mean = data_mean(dataset)
+        if mean is None:
+            continue
+        for a in arms:
+            pretrained = arm(runs, a, dataset, value="offline_score")
+            if len(pretrained) and pretrained.mean() < mean / 2:
+                return (f"out of regime (pretraining ends at {pretrained.mean():.1f} < half the data's "
+                        f"mean {mean:.1f})")
+    return None
+
+
 def _grid(data: Data, figure: str, experiment: str, name: str, better: str, worse: str) -> list[Comparison]:
-    """Figs. 9-10: per lr x wd cell, ``better`` - ``worse`` unpaired; the claim holds if it holds
-    in at least 3 of 4 cells and fails in none."""
+    """Figs. 9-10: per lr x wd cell, ``better`` - ``worse`` unpaired, each cell out of regime where
+    its pretraining ends below half the data's mean; the grid read from its in-regime cells
+    (:func:`grid_verdict`)."""
     runs = data.runs[experiment]
     out = []
     for setting in grid_settings(runs):
-        e, text = unpaired(arm(runs, f"{better},{setting}"), arm(runs, f"{worse},{setting}"), data.reps)
-        out.append(Comparison(figure, f"{name} ({setting}) = {better} − {worse} (unpaired)", e,
-                              positive_verdict(e, SWEEP_SEEDS), text))
+        a, b = f"{better},{setting}", f"{worse},{setting}"
+        e, text = unpaired(arm(runs, a), arm(runs, b))
+        out.append(positive(figure, f"{name} ({setting})", f"{name} ({setting}) = {better} − {worse} (unpaired)", e,
+                            SWEEP_SEEDS, text, status=regime_status(runs, (a, b))))
     if out:
-        verdicts = [c.verdict for c in out]
-        if any(v.startswith("incomplete") for v in verdicts) or len(out) < 4:
-            overall = "incomplete"
-        elif verdicts.count("holds") >= 3 and "does not hold" not in verdicts:
-            overall = "holds"
-        elif "does not hold" in verdicts:
-            overall = "does not hold"
-        else:
-            overall = "inconclusive"
         n = min(c.estimate.n for c in out)
-        out.append(Comparison(figure, f"{name} over the grid: holds in >= 3 of 4 cells, fails in none",
-                              Estimate(float("nan"), float("nan"), float("nan"), n), overall))
+        out.append(Comparison(figure, f"{name} over the grid's in-regime cells: supports in >= 3/4 of them, "
+                                      "contradicted or equivalent in none",
+                              Estimate(float("nan"), float("nan"), float("nan"), n), key=f"{name} grid",
+                              cells=tuple(c.key for c in out), min_cells=4))
     return out
 
 
@@ -290,7 +385,7 @@ def fig9_eval_context(data: Data) -> list[Comparison]:
         a, b = f"ctx=1,{setting}", f"ctx=5,{setting}"
         seeds = shared_pretraining(curves, a, b)
         e, text = paired(arm(runs, a, value="offline_score").reindex(seeds),
-                         arm(runs, b, value="offline_score").reindex(seeds), data.reps)
+                         arm(runs, b, value="offline_score").reindex(seeds))
         out.append(Comparison("Fig. 9", f"D11x ({setting}) = ctx=1 − ctx=5 after pretraining, one network "
                                         "(paired; exploratory)", e, "no verdict (not registered)", text))
     return out
@@ -301,28 +396,29 @@ def fig10_pos_embedding(data: Data) -> list[Comparison]:
 
 
 def fig11_stability(data: Data) -> list[Comparison]:
-    """Table 1's hopper-medium runs: ODT's and IQL's gains within run, SAC's instability against ODT's."""
+    """Table 1's hopper-medium runs: ODT's and IQL's within-run deltas (the row's k, as C1 reads
+    them), SAC's instability against ODT's."""
     runs, curves, d = data.runs["table1"], data.curves["table1"], "hopper-medium"
-    gain = {m: (arm(runs, "default", d, m) - arm(runs, "default", d, m, "offline_score")).dropna()
-            for m in ("odt", "iql")}
-    e13 = bootstrap_combination([(gain["odt"].to_numpy(), 1.0)], data.reps)
-    e14 = bootstrap_combination([(gain["iql"].to_numpy(), 1.0)], data.reps)
-    e15, t15 = unpaired(mean_abs_change(curves, "sac", d), mean_abs_change(curves, "odt", d), data.reps)
-    return [Comparison("Fig. 11", "D13 = ODT final − its end of pretraining", e13,
-                       positive_verdict(e13, TWO_ARM_SEEDS), _seed_text(gain["odt"])),
-            Comparison("Fig. 11", "D14 = IQL final − its end of offline training (comparable to 0)", e14,
-                       comparable_verdict(e14, TWO_ARM_SEEDS), _seed_text(gain["iql"])),
-            Comparison("Fig. 11", "D15 = SAC − ODT mean absolute change between consecutive online evaluations", e15,
-                       positive_verdict(e15, TWO_ARM_SEEDS), t15)]
+    k = row_k(curves, runs, d)
+    gain = {m: gain_last_k(curves, runs, m, d, k) for m in ("odt", "iql")}
+    e13 = combination_estimate([(gain["odt"].to_numpy(), 1.0)])
+    e14 = combination_estimate([(gain["iql"].to_numpy(), 1.0)])
+    e15, t15 = unpaired(mean_abs_change(curves, "sac", d), mean_abs_change(curves, "odt", d))
+    return [positive("Fig. 11", "D13", f"D13 = ODT within-run δ (mean of its last {k} online evaluations − its end "
+                     "of pretraining)", e13, TWO_ARM_SEEDS, _seed_text(gain["odt"])),
+            comparable("Fig. 11", "D14", f"D14 = IQL within-run δ (last {k} online evaluations − its end of offline "
+                       "training; comparable to 0)", e14, TWO_ARM_SEEDS, _seed_text(gain["iql"])),
+            positive("Fig. 11", "D15", "D15 = SAC − ODT mean absolute change between consecutive online evaluations",
+                     e15, TWO_ARM_SEEDS, t15)]
 
 
 NEAR_BETA = 0.5  # Fig. 12's protocol: a run's entropy counts as at β within this many nats
 
 
 def fig12_lambda(data: Data) -> list[Comparison]:
-    """Holds if every run's final entropy is within 0.5 of beta = -6 and the 5 initial values'
-    mean final lambdas lie in (0, 1) with a spread below 0.1; fails if one is >= 1 or the spread
-    exceeds 0.3."""
+    """Supports if every run's final entropy is within 0.5 of beta = -6 and the 5 initial values'
+    mean final lambdas lie in (0, 1) with a spread below 0.1; contradicts if one is >= 1 or the
+    spread exceeds 0.3 (the protocol's rule, no sampling interval; its words mapped)."""
     curves = data.curves["lambda"]
     if curves.empty:
         return []
@@ -335,11 +431,11 @@ def fig12_lambda(data: Data) -> list[Comparison]:
     if n < SWEEP_SEEDS or len(means) < 5:
         verdict = f"incomplete (n={n}, {len(means)} of 5 values)"
     elif (means >= 1).any() or spread > 0.3:
-        verdict = "does not hold"
+        verdict = "contradicts (the protocol's rule: a mean λ >= 1 or spread > 0.3)"
     elif (gap <= NEAR_BETA).all() and (means > 0).all() and spread < 0.1:
-        verdict = "holds"
+        verdict = "supports (the protocol's rule)"
     else:
-        verdict = "inconclusive"
+        verdict = "inconclusive (the protocol's rule)"
     text = ", ".join(f"{v}: λ {m:.3f}" for v, m in means.items()) + "; per run: " + \
         _lambda_runs(last.join(_where_beta_binds(curves, beta)), beta)
     registered = Comparison("Fig. 12", f"spread of mean final λ over initial values (largest distance of entropy to β: "
@@ -404,8 +500,7 @@ def appendix_f_sampling(data: Data) -> list[Comparison]:
     the end-of-pretraining difference is shown beside the final one."""
     runs, out = data.runs["sampling"], []
     for phase, value in (("final", "final_score"), ("end of pretraining", "offline_score")):
-        e, text = unpaired(arm(runs, "sampling=return", value=value), arm(runs, "sampling=length", value=value),
-                           data.reps)
+        e, text = unpaired(arm(runs, "sampling=return", value=value), arm(runs, "sampling=length", value=value))
         out.append(Comparison("Appendix F (runs)", f"return − length, {phase} (unpaired; exploratory)", e,
                               "no verdict (exploratory)" if e.n >= TWO_ARM_SEEDS else f"incomplete (n={e.n} < "
                               f"{TWO_ARM_SEEDS})", text))
@@ -413,8 +508,8 @@ def appendix_f_sampling(data: Data) -> list[Comparison]:
 
 
 def appendix_d_table_rtg(data: Data) -> list[Comparison]:
-    return [_two_arm(data, "Appendix D", "table_rtg", f"D16 ({d}) = R(2g*) − R(g*) (paired; comparable)",
-                     "g_online=2g*", "g_online=g*", dataset=d, rule=comparable_verdict)
+    return [_two_arm(data, "Appendix D", "table_rtg", f"D16 ({d})", f"D16 ({d}) = R(2g*) − R(g*) (paired; comparable)",
+                     "g_online=2g*", "g_online=g*", dataset=d, rule=comparable)
             for d in _datasets(data, "table_rtg")]
 
 
@@ -451,7 +546,7 @@ COMMANDS = {  # the protocol's commands, for figures with no runs yet
 }
 
 
-def load(root: Path | str, preset: str, reps: int = BOOTSTRAP_REPS) -> Data:
+def load(root: Path | str, preset: str) -> Data:
     experiments = sorted({e for _, _, exps, _ in FIGURES for e in exps})
     runs = {e: agg.load_runs(root, preset, e) for e in experiments}
     curves = {}
@@ -461,7 +556,7 @@ def load(root: Path | str, preset: str, reps: int = BOOTSTRAP_REPS) -> Data:
             if col not in c:
                 c[col] = np.nan
         curves[e] = _with_initial_lambda(c, root, preset, e)
-    return Data(runs, curves, reps)
+    return Data(runs, curves)
 
 
 def _with_initial_lambda(curves: pd.DataFrame, root, preset: str, experiment: str) -> pd.DataFrame:
@@ -523,19 +618,33 @@ def keep_previous(correlations: Sequence[tuple[str, float | None, str]], report:
 
 
 # ----- the report ------------------------------------------------------------------------------
+def compute_all(data: Data) -> list[tuple[str, str, tuple[str, ...], list[Comparison]]]:
+    """Every figure's comparisons, read together (:func:`read_all`): (figure, claim, experiments,
+    its comparisons; empty where an experiment has no runs)."""
+    computed = []
+    for figure, claim, experiments, compute in FIGURES:
+        have = all(not data.runs[e].empty for e in experiments)
+        computed.append((figure, claim, experiments, compute(data) if have else []))
+    read = iter(read_all([c for *_, rows in computed for c in rows]))
+    return [(figure, claim, experiments, [next(read) for _ in rows]) for figure, claim, experiments, rows in computed]
+
+
 def report_lines(data: Data, preset: str, correlations: Sequence[tuple[str, float | None, str]] = ()) -> list[str]:
-    lines = [f"# The ablation figures against `PROTOCOL-ablations-cpu.md` (preset `{preset}`)", "",
+    lines = [f"# The ablation figures against `PROTOCOL-ablations-cpu.md` (preset `{preset}`), read under "
+             "`PROTOCOL-reanalysis.md`", "",
              f"Generated by `python -m benchmarks.ablation_protocol --preset {preset}"
              f"{' --correlations ' + ' '.join(c[0] for c in correlations) if correlations else ''}` from the committed records; "
-             "data generated here by the project's forge (not D4RL). 95% percentile bootstrap over seeds "
-             f"({data.reps:,} resamples). Positive claims: holds above 0, does not hold below 0 or inside "
-             f"[−{EQUIVALENCE:g}, +{EQUIVALENCE:g}]; comparable claims: holds inside [−{COMPARABLE:g}, +{COMPARABLE:g}]. "
+             f"data generated here by the project's forge (not D4RL). {INTERVAL_METHOD}. Primary: Fig. 2's final "
+             "entropy − β (the protocol's first comparison), read alone at 0.05; every other verdict with a p-value "
+             "is one member of one family read with Holm's correction (the Holm-adjusted p beside the uncorrected "
+             "one; intervals uncorrected). Positive claims: supports if shown above 0, contradicts if shown below "
+             f"0, equivalent if shown inside ±{MARGIN:g} (two one-sided tests: the 90% interval inside the margin); "
+             f"comparable claims: equivalent if shown inside ±{MARGIN:g}, contradicts if shown beyond it. Figs. 9-10: "
+             "a cell whose pretraining ends below half the dataset's mean normalised return is out of regime. "
              f"No verdict below {TWO_ARM_SEEDS} seeds (two arms) or {SWEEP_SEEDS} (a sweep point).", "",
              "| figure | the paper's claim | comparison | ours | verdict |", "|---|---|---|---|---|"]
     details = []
-    for figure, claim, experiments, compute in FIGURES:
-        have = all(not data.runs[e].empty for e in experiments)
-        rows = compute(data) if have else []
+    for figure, claim, experiments, rows in compute_all(data):
         if not rows:
             cmd = "; ".join(f"`python -m benchmarks.run {COMMANDS[e]}`" for e in experiments)
             lines.append(f"| {figure} | {claim} | no runs yet ({cmd}) | — | — |")
@@ -545,13 +654,14 @@ def report_lines(data: Data, preset: str, correlations: Sequence[tuple[str, floa
             if c.per_seed:
                 details.append(f"- {figure}, {c.label}: {c.per_seed}")
     lines += ["", "## Appendix F: sampling by length against by return (no runs)", "",
-              f"Pearson r between each trajectory's probability by length and by return; holds on a dataset "
-              f"if r > {CORRELATION_HOLDS}. A dataset not on the machine that wrote this report keeps the row an "
+              f"Pearson r between each trajectory's probability by length and by return (the data themselves, no "
+              f"sampling interval); the protocol's rule: supports on a dataset if r > {CORRELATION_HOLDS}, else "
+              "contradicts. A dataset not on the machine that wrote this report keeps the row an "
               "earlier report computed (its data column names the file's content); one never computed is listed "
               "with —.", "",
               "| dataset | r | verdict | data |", "|---|---|---|---|"]
     for name, r, note in correlations:
-        verdict = "—" if r is None else ("holds" if r > CORRELATION_HOLDS else "does not hold")
+        verdict = "—" if r is None else ("supports" if r > CORRELATION_HOLDS else "contradicts")
         lines.append(f"| {name} | {number_cell(r, '.3f')} | {verdict} | {note} |")
     lines += ["", "## Per seed", "", *details, "", *origin_lines(data), ""]
     return lines
@@ -582,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
                         "the report does not depend on what this machine holds); one not on disk keeps its row "
                         "from the --out file if that has it")
     args = p.parse_args(argv)
-    data = load(args.results, args.preset, args.reps)
+    data = load(args.results, args.preset)
     correlations = sampling_correlations(args.correlations or ())
     if args.out and args.out.is_file():
         correlations = keep_previous(correlations, args.out.read_text(), str(args.out))

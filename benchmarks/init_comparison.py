@@ -7,11 +7,15 @@ preset and config; only the model's initialisation differs):
 * **I1** = new − old end-of-pretraining score of ``odt`` on Table 1's hopper-medium row;
 * **I2** = new − old final score of the same runs.
 
-The same paired change is printed, as description, for every other (method, dataset) cell that
-has runs on both sides: the end-of-pretraining score where the method has an online phase
-(``odt``, ``odt-control``), the final score always. Each change comes with a 95% percentile
-bootstrap interval over seeds and every seed's own difference. Reading (the protocol's): an
-interval above 0 says the fix raised the score, below 0 that it lowered it, else inconclusive.
+The same paired change is printed, as description (an interval, no verdict), for every other
+(method, dataset) cell that has runs on both sides: the end-of-pretraining score where the
+method has an online phase (``odt``, ``odt-control``), the final score always. Each change comes
+with a 95% paired t-interval over seeds and every seed's own difference.
+
+Verdicts (``PROTOCOL-reanalysis.md``): I1 is the primary (the comparison the protocol names
+first), read alone at 0.05; I2 is its family of one, read with Holm's correction (which for one
+member is none). Both claim "the fix raised the score" (> 0), with an equivalence margin of 5
+normalised points: supports, contradicts, equivalent or inconclusive.
 
 The archived runs live in ``<results>/archive/<preset>/<archive>/<experiment>/`` (moved there by
 the session that found the defect); current runs in ``<results>/<preset>/<experiment>/``.
@@ -27,13 +31,16 @@ import pandas as pd
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
 from benchmarks.reproduction import (
-    BOOTSTRAP_REPS,
+    INTERVAL_METHOD,
     Estimate,
+    Registered,
     analysis_parser,
-    bootstrap_combination,
+    combination_estimate,
     complete_runs,
     emit,
+    margin_for,
     per_seed_difference,
+    read_protocol,
 )
 
 DEFAULT_ARCHIVE = "before-official-init"
@@ -76,11 +83,12 @@ def with_configs(runs: pd.DataFrame) -> pd.DataFrame:
     return runs.assign(config=runs.path.map(read))
 
 
+PRIMARY = "I1"
+
+
 def reading(e: Estimate) -> str:
-    """The protocol's reading of a paired change's interval."""
-    if e.n == 0:
-        return "no paired seeds"
-    return "above 0" if e.lo > 0 else "below 0" if e.hi < 0 else "inconclusive"
+    """A description row's reading: none (the protocol registers only I1 and I2)."""
+    return "no paired seeds" if e.n == 0 else "described"
 
 
 def cells(new: pd.DataFrame, old: pd.DataFrame) -> list[tuple[str, str, str]]:
@@ -95,22 +103,29 @@ def cells(new: pd.DataFrame, old: pd.DataFrame) -> list[tuple[str, str, str]]:
     return out
 
 
-def report_lines(new: pd.DataFrame, old: pd.DataFrame, experiment: str, reps: int = BOOTSTRAP_REPS) -> list[str]:
+def report_lines(new: pd.DataFrame, old: pd.DataFrame, experiment: str) -> list[str]:
     """The markdown table of paired changes (new − old), one row per (method, dataset, value);
-    the protocol's I1 and I2 are labelled as such, every other row is description."""
-    lines = ["| comparison | method | dataset | score | new − old [95% CI] | reading | per seed (new − old) |",
+    the protocol's I1 and I2 are labelled and read as such, every other row is description."""
+    lines = ["| comparison | method | dataset | score | new − old [95% CI] | verdict | per seed (new − old) |",
              "|---|---|---|---|---|---|---|"]
+    rows, registered = [], []
     for method, dataset, value in cells(new, old):
         diffs = per_seed_change(new, old, method, dataset, value)
-        e = bootstrap_combination([(diffs.to_numpy(), 1.0)], reps)
-        seeds = ", ".join(f"s{s} {d:+.1f}" for s, d in diffs.items()) or "—"
+        e = combination_estimate([(diffs.to_numpy(), 1.0)])
         label = PROTOCOL_LABELS.get((experiment, method, dataset, value), "description")
-        lines.append(f"| {label} | `{method}` | {dataset} | {VALUE_NAMES[value]} | {e.text()} | {reading(e)} | {seeds} |")
+        rows.append((label, method, dataset, value, e, diffs))
+        if label != "description":
+            registered.append(Registered(label, e, +1, margin_for(dataset), label == PRIMARY,
+                                         None if e.n else "no paired seeds"))
+    verdicts = read_protocol(registered)
+    for label, method, dataset, value, e, diffs in rows:
+        seeds = ", ".join(f"s{s} {d:+.1f}" for s, d in diffs.items()) or "—"
+        word = verdicts[label].text() if label in verdicts else reading(e)
+        lines.append(f"| {label} | `{method}` | {dataset} | {VALUE_NAMES[value]} | {e.text()} | {word} | {seeds} |")
     return lines
 
 
-def summary_text(root: Path, preset: str, experiment: str, archive: str, seeds: list[int] | None = None,
-                 reps: int = BOOTSTRAP_REPS) -> str:
+def summary_text(root: Path, preset: str, experiment: str, archive: str, seeds: list[int] | None = None) -> str:
     new = with_configs(agg.load_runs(root, preset, experiment))
     old = with_configs(agg.load_runs(root / "archive", preset, f"{archive}/{experiment}"))
     if seeds is not None:
@@ -121,12 +136,13 @@ def summary_text(root: Path, preset: str, experiment: str, archive: str, seeds: 
             "pre-registered in `PROTOCOL-official-init-cpu.md`; the other rows describe. A seed pairs only "
             "where both runs have the same config.json (only the code's initialisation differs): a cell "
             "whose preset changed since, such as `dt` after its cpu rate became 3e-4 (session 23), reads "
-            "'no paired seeds'. 95% percentile "
-            f"bootstrap intervals over seeds ({reps} resamples, seeded); 'above 0' / 'below 0' when the "
-            "interval excludes 0.", ""]
+            "'no paired seeds'. "
+            f"{INTERVAL_METHOD}. I1 (primary) and I2 (its family, Holm) claim the fix raised the score "
+            "(> 0), with equivalence against ±5 normalised points (`PROTOCOL-reanalysis.md`); "
+            "description rows get no verdict.", ""]
     if new.empty or old.empty:
         return "\n".join(head + [f"No runs to compare ({'current' if new.empty else 'archived'} side empty)."]) + "\n"
-    return "\n".join(head + report_lines(new, old, experiment, reps)) + "\n"
+    return "\n".join(head + report_lines(new, old, experiment)) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     archived = args.results / "archive" / args.preset / args.archive / args.experiment
     if not archived.is_dir():
         p.error(f"--archive: no archived runs at {archived}")
-    return emit(summary_text(args.results, args.preset, args.experiment, args.archive, args.seeds, args.reps), args.out)
+    return emit(summary_text(args.results, args.preset, args.experiment, args.archive, args.seeds), args.out)
 
 
 if __name__ == "__main__":

@@ -6,13 +6,20 @@ set of formulas serve them all:
 * :func:`mean_interval` and :func:`difference_interval`: Student t-intervals of a mean and of a
   difference (paired: on the per-pair differences; unpaired: Welch, with Welch-Satterthwaite
   degrees of freedom), each with its two-sided p-value for "the difference is 0".
+* :func:`combination_interval`: the t-interval of a weighted sum of the means of independent
+  groups (e.g. a sum over rows of differences of arms), Welch-Satterthwaite degrees of freedom;
+  for one group it is the one-sample (or, on per-pair differences, the paired) t-interval, for
+  two groups weighted +1 and -1 Welch's.
+* :func:`read_claims`: a family of claims (directional, or "no difference beyond a margin"),
+  each read in the four words below after Holm's correction of the family.
 * :func:`holm` and :func:`read_family`: Holm-Bonferroni adjusted p-values for a family of
   comparisons, and each comparison's reading after that correction.
 * :func:`equivalence`: two one-sided tests (TOST) against a margin.
 * :func:`verdict`: "supports", "contradicts", "equivalent" or "inconclusive", the only words a
   protocol uses for a result.
 * :func:`power_to_detect` and :func:`power_to_show_equivalence`: approximate power, from the
-  noncentral t, for stating in advance what a given number of seeds can resolve.
+  noncentral t, for stating in advance what a given number of seeds can resolve;
+  :func:`equivalence_power` the same from a standard error and degrees of freedom (any design).
 
 A t-interval rather than a bootstrap: with 3 to 10 seeds the percentile bootstrap's 95% interval
 covers far less than 95% (about 0.83 at n = 5 on normal data), while the t-interval keeps its
@@ -292,11 +299,161 @@ def power_to_show_equivalence(n: int, sd: float, margin: float, paired: bool,
     pass, and P(both) >= P(lower) + P(upper) - 1 is returned (clipped at 0): a lower bound, close
     when the power is high, crude (possibly 0) when the sample is too small for the margin.
     """
+    se, df = _design(n, sd, paired)
+    return equivalence_power(se, df, margin, effect, alpha)
+
+
+def equivalence_power(se: float, df: float, margin: float, effect: float = 0.0,
+                      alpha: float = 0.05) -> float:
+    """:func:`power_to_show_equivalence` for any estimate with standard error ``se`` and ``df``
+    degrees of freedom (e.g. a :func:`combination_interval`'s), the same lower bound."""
     if not margin > 0:
         raise ValueError(f"the equivalence margin must be > 0, got {margin}")
+    if not se > 0 or not df > 0:
+        raise ValueError(f"se and df must be > 0, got se={se}, df={df}")
     _check_level(alpha, "alpha")
-    se, df = _design(n, sd, paired)
     critical = stats.t.ppf(1 - alpha, df)
     lower = stats.nct.sf(critical, df, (effect + margin) / se)
     upper = stats.nct.cdf(-critical, df, (effect - margin) / se)
     return float(max(0.0, lower + upper - 1.0))
+
+
+# --- combinations of independent groups ----------------------------------------------------------
+
+Groups = Sequence[tuple[Sequence[float] | np.ndarray, float]]  # (values, weight) per group
+
+
+def combination_interval(groups: Groups, confidence: float = 0.95) -> Interval:
+    """t-interval of sum_j w_j mean(x_j) over independent groups (x_j, w_j), with its p-value for 0.
+
+    The standard error is sqrt(sum_j w_j^2 s_j^2 / n_j) and the degrees of freedom
+    Welch-Satterthwaite's, (sum_j v_j)^2 / sum_j v_j^2 / (n_j - 1) with v_j = w_j^2 s_j^2 / n_j.
+    One group of weight 1 gives :func:`mean_interval` (pass per-pair differences for the paired
+    interval); two groups weighted +1 and -1 give Welch's :func:`difference_interval`. Every group
+    needs at least 2 finite values. ``n_a`` is the smallest group's size; ``n_b`` is None for one
+    group and the largest group's size otherwise. Groups that are all constant give a zero-width
+    interval.
+    """
+    _check_level(confidence, "confidence")
+    if not groups:
+        raise ValueError("a combination needs at least one group")
+    arrays = [(_sample(values, f"group {i}"), float(weight)) for i, (values, weight) in enumerate(groups)]
+    for i, (_, weight) in enumerate(arrays):
+        if not math.isfinite(weight) or weight == 0.0:
+            raise ValueError(f"group {i} has weight {weight}: weights must be finite and non-zero")
+    if len(arrays) == 1 and arrays[0][1] == 1.0:
+        return mean_interval(arrays[0][0], confidence)
+    parts = np.array([w * w * x.var(ddof=1) / x.size for x, w in arrays])
+    dof = np.array([x.size - 1 for x, _ in arrays], dtype=float)
+    denominator = float(np.sum(parts**2 / dof))
+    df = float(parts.sum() ** 2 / denominator) if denominator > 0 else float(dof.sum())
+    sizes = [x.size for x, _ in arrays]
+    estimate = float(sum(w * x.mean() for x, w in arrays))
+    method = "one-sample t" if len(arrays) == 1 else "Welch-Satterthwaite t"
+    return _interval(estimate, math.sqrt(float(parts.sum())), df, min(sizes),
+                     None if len(arrays) == 1 else max(sizes), confidence, method)
+
+
+# --- claims read in one vocabulary, with Holm over a family ----------------------------------------
+
+@dataclass(frozen=True)
+class Claim:
+    """What a comparison predicts, and the (1 - alpha) interval it is read from.
+
+    ``expected_sign`` +1 or -1: the prediction is a difference of that sign ("directional").
+    None: the prediction is no difference larger than ``margin`` ("equivalence"), which then
+    must be given. A directional claim may carry a margin too, so that a difference shown to be
+    smaller than it reads "equivalent" rather than "inconclusive".
+    """
+
+    interval: Interval
+    expected_sign: int | None
+    margin: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.expected_sign not in (1, -1, None):
+            raise ValueError(f"expected_sign must be +1, -1 or None, got {self.expected_sign}")
+        if self.margin is not None and not self.margin > 0:
+            raise ValueError(f"the equivalence margin must be > 0, got {self.margin}")
+        if self.expected_sign is None and self.margin is None:
+            raise ValueError("an equivalence claim (expected_sign None) needs a margin")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A claim's verdict with the p-values behind it, raw and Holm-adjusted within its family.
+
+    ``p_difference``: directional claims, two-sided for "the difference is 0"; equivalence
+    claims, two-sided for "the difference lies within +-margin" (it is below alpha iff the
+    (1 - alpha) interval lies entirely outside the margin). ``p_equivalence``: the TOST p-value
+    against the margin (None without one).
+    """
+
+    claim: Claim
+    verdict: Verdict
+    p_difference: float
+    p_difference_holm: float
+    p_equivalence: float | None
+    p_equivalence_holm: float | None
+
+
+def tost(interval: Interval, margin: float, alpha: float = 0.05) -> Equivalence:
+    """The TOST of an interval's estimate against ``margin``: its (1 - 2 alpha) interval, rebuilt
+    from its estimate, standard error and df, and the two one-sided p-values."""
+    if not margin > 0:
+        raise ValueError(f"the equivalence margin must be > 0, got {margin}")
+    _check_level(alpha, "alpha")
+    if alpha >= 0.5:
+        raise ValueError(f"alpha must be below 0.5 for a (1 - 2 alpha) interval, got {alpha}")
+    return _tost(at_confidence(interval, 1 - 2 * alpha), margin, alpha)
+
+
+def beyond_margin_p(interval: Interval, margin: float) -> float:
+    """Two-sided p-value for H0: |difference| <= margin: 2 P(T >= (|estimate| - margin) / se),
+    capped at 1; below alpha iff the (1 - alpha) interval lies entirely outside +-margin."""
+    if not margin > 0:
+        raise ValueError(f"the equivalence margin must be > 0, got {margin}")
+    return min(1.0, 2 * _upper_tail(abs(interval.estimate) - margin, interval.se, interval.df))
+
+
+def read_claims(claims: Mapping[str, Claim], alpha: float = 0.05) -> dict[str, Reading]:
+    """Each claim of a family read after Holm's correction, in the order given.
+
+    Two Holm passes at ``alpha``: one over every claim's ``p_difference``, one over the TOST
+    p-values of the claims with a margin. Then, for a directional claim: "supports" if its
+    adjusted difference p-value is <= alpha and the estimate has the expected sign,
+    "contradicts" if it is <= alpha with the other sign (never "equivalent", however small);
+    else "equivalent" if its adjusted TOST p-value is <= alpha; else "inconclusive". For an
+    equivalence claim: "equivalent" if its adjusted TOST p-value is <= alpha, else "contradicts"
+    if its adjusted p-value for "within the margin" is <= alpha, else "inconclusive".
+
+    A family of one is read without correction; for a directional claim that is
+    :func:`verdict` on its interval (up to ties at alpha exactly).
+    """
+    _check_level(alpha, "alpha")
+    names = list(claims)
+    p_diff, p_equiv = {}, {}
+    for name in names:
+        claim = claims[name]
+        if claim.expected_sign is None:
+            p_diff[name] = beyond_margin_p(claim.interval, claim.margin)
+        else:
+            p_diff[name] = claim.interval.p_value
+        if claim.margin is not None:
+            p_equiv[name] = tost(claim.interval, claim.margin, alpha).p_value
+    diff_holm = dict(zip(names, holm([p_diff[n] for n in names])))
+    equiv_holm = dict(zip(p_equiv, holm(list(p_equiv.values()))))
+    out = {}
+    for name in names:
+        claim, interval = claims[name], claims[name].interval
+        shown, equivalent = diff_holm[name] <= alpha, name in equiv_holm and equiv_holm[name] <= alpha
+        if claim.expected_sign is None:
+            word: Verdict = "equivalent" if equivalent else "contradicts" if shown else "inconclusive"
+        elif shown and interval.estimate != 0:
+            side = 1 if interval.estimate > 0 else -1
+            word = "supports" if side == claim.expected_sign else "contradicts"
+        else:
+            word = "equivalent" if equivalent else "inconclusive"
+        out[name] = Reading(claim, word, p_diff[name], diff_holm[name], p_equiv.get(name),
+                            equiv_holm.get(name))
+    return out

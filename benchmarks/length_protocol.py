@@ -6,11 +6,13 @@ extra offline updates. Experiment ``offline_length`` trains the offline protocol
 hyperparameters) as long as ODT's pretraining; from its runs and Table 1's, per domain
 (walker2d; ant once its ``-medium-replay`` row exists):
 
-* **L1** (primary): C1 of ``PROTOCOL-table1-rows-cpu.md`` with the longer offline protocol:
-  sum over the domain's rows of (mean ``odt`` final - mean longer ``odt-offline`` final - delta
-  IQL), delta IQL within each IQL run; verdict by C1's rule (``rows_protocol.c1_verdict``);
+* **L1** (primary, on walker2d and on ant): C1 of ``PROTOCOL-table1-rows-cpu.md`` by Table 1's
+  definition with the longer offline protocol: sum over the domain's rows of (mean ``odt`` final
+  - mean longer ``odt-offline`` final - delta IQL), delta IQL each IQL run's final minus its
+  offline score; its claim is C1's (``rows_protocol.claim`` of the paper's value);
 * **L2**, per row: longer ``odt-offline`` - Table 1's ``odt-offline``, paired by seed (the
-  same seed starts from the same initialisation and batch order), read for its sign;
+  same seed starts from the same initialisation and batch order), read against "more updates
+  raised the score" (> 0);
 * **L3**, per row, described: mean longer ``odt-offline`` against the mean of ODT's own
   end-of-pretraining scores (both as long, different hyperparameters);
 * **the check**: a longer run's evaluations at the updates where Table 1's run of the same seed
@@ -21,12 +23,15 @@ The protocol's session-42 amendment adds experiment ``offline_length_c3``: DT an
 protocol both trained four times the preset's offline length on hopper-medium-replay, where C3
 (mean ``odt-offline`` - mean ``dt``) differs from the paper. From its runs:
 
-* **L4** (primary): C3 with both methods at the longer length, verdict by C3's rule;
-* **L5**, per method: longer - Table 1's run of the same seed, read for its sign as L2;
+* **L4**: C3 with both methods at the longer length, its claim C3's on the row;
+* **L5**, per method: longer - Table 1's run of the same seed, read as L2;
 * the check and the per-seed finals as above, per method.
 
-Bootstrap and the seed floor are C1's (95% percentile interval, each group resampled on its own,
-no verdict below ``MIN_SEEDS`` complete seeds in any group).
+Intervals and verdicts as ``rows_protocol`` under ``PROTOCOL-reanalysis.md``: 95% t-intervals
+(Welch-Satterthwaite df for sums of independent groups, paired t for L2 and L5); the two L1s
+are this protocol's primaries, read alone at 0.05; L2, L4 and L5 are its family, read with
+Holm's correction; equivalence against 5 normalised points. No verdict below ``MIN_SEEDS``
+complete seeds in any group.
 """
 
 from __future__ import annotations
@@ -39,25 +44,30 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks.reproduction import (
-    BOOTSTRAP_REPS,
+    INTERVAL_METHOD,
     Estimate,
     Groups,
+    Registered,
+    Verdict,
     analysis_parser,
     analysis_runs,
-    bootstrap_combination,
     c1_groups,
+    combination_estimate,
     complete_runs,
     emit,
     gain_in_run,
+    margin_for,
     on_other_data,
     per_seed_difference,
+    read_protocol,
+    seed_status,
 )
 from benchmarks.rows_protocol import DOMAINS as ROW_DOMAINS
 from benchmarks.rows_protocol import (
     MIN_SEEDS,
-    c1_verdict,
     c3_groups,
-    c3_verdict,
+    claim,
+    claim_text,
     paper_c1,
     paper_c1_row,
     paper_c3,
@@ -81,38 +91,55 @@ def _row_groups_l1(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str) -> 
             (gain_in_run(table1, "iql", dataset), -1.0)]
 
 
-def l1(table1: pd.DataFrame, longer: pd.DataFrame, datasets: Sequence[str], reps: int = BOOTSTRAP_REPS) -> Estimate:
+def l1(table1: pd.DataFrame, longer: pd.DataFrame, datasets: Sequence[str]) -> Estimate:
     """Sum over ``datasets`` of delta ODT (against the longer offline protocol) - delta IQL."""
-    return summed(table1, datasets, lambda runs, d: _row_groups_l1(runs, longer, d), reps)
+    return summed(table1, datasets, lambda runs, d: _row_groups_l1(runs, longer, d))
 
 
-def l2(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS,
+def l2(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str,
        method: str = METHOD) -> Estimate:
     """Longer run of ``method`` - Table 1's, per seed both have (L2; L5 with ``dt`` or ``odt-offline``)."""
     diffs = per_seed_difference(complete_runs(longer, method, dataset), complete_runs(table1, method, dataset),
                                 "final_score")
-    return bootstrap_combination([(diffs.to_numpy(), 1.0)], reps)
+    return combination_estimate([(diffs.to_numpy(), 1.0)])
 
 
-def l2_reading(e: Estimate) -> str:
-    if e.n < MIN_SEEDS:
-        return "incomplete"
-    if e.lo > 0:
-        return "still improved after Table 1's length"
-    if e.hi < 0:
-        return "got worse with more updates"
-    return "no difference shown"
-
-
-def l3(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> Estimate:
+def l3(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str) -> Estimate:
     """Mean longer offline protocol - mean of ODT's own end-of-pretraining scores (independent groups)."""
     pretrained = complete_runs(table1, "odt", dataset).offline_score.to_numpy()
-    return bootstrap_combination([(_final(longer, METHOD, dataset).to_numpy(), 1.0), (pretrained, -1.0)], reps)
+    return combination_estimate([(_final(longer, METHOD, dataset).to_numpy(), 1.0), (pretrained, -1.0)])
 
 
-def l4(longer: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> Estimate:
+def l4(longer: pd.DataFrame, dataset: str) -> Estimate:
     """C3 (mean ``odt-offline`` - mean ``dt``, independent groups) with both at the longer length."""
-    return summed(longer, [dataset], c3_groups, reps)
+    return summed(longer, [dataset], c3_groups)
+
+
+L2_CLAIM = +1  # L2 and L5 read against "the longer training raised the score"
+
+
+def comparisons(table1: pd.DataFrame, longer: pd.DataFrame, c3_longer: pd.DataFrame) -> list[Registered]:
+    """The protocol's comparisons in report order: L1 per domain (the primaries), L2 per row, L4
+    and L5 (the family)."""
+    out = []
+    for domain, rows in DOMAINS.items():
+        e, m = l1(table1, longer, rows), margin_for(domain)
+        out.append(Registered(f"L1 {domain}", e, claim(paper_c1(domain), m), m, True, seed_status(e, MIN_SEEDS)))
+    for d in (d for rows in DOMAINS.values() for d in rows):
+        e = l2(table1, longer, d)
+        out.append(Registered(f"L2 {d}", e, L2_CLAIM, margin_for(d), False, seed_status(e, MIN_SEEDS)))
+    for d in C3_ROWS:
+        e, m = l4(c3_longer, d), margin_for(d)
+        out.append(Registered(f"L4 {d}", e, claim(paper_c3(d), m), m, False, seed_status(e, MIN_SEEDS)))
+        for method in C3_METHODS:
+            e = l2(table1, c3_longer, d, method=method)
+            out.append(Registered(f"L5 {d} {method}", e, L2_CLAIM, m, False, seed_status(e, MIN_SEEDS)))
+    return out
+
+
+def read(table1: pd.DataFrame, longer: pd.DataFrame, c3_longer: pd.DataFrame) -> dict[str, Verdict]:
+    """Every comparison's verdict: the L1s alone, the rest as one Holm family."""
+    return read_protocol(comparisons(table1, longer, c3_longer))
 
 
 def check_rows(table1_curves: pd.DataFrame, longer_curves: pd.DataFrame, dataset: str,
@@ -131,27 +158,34 @@ def check_rows(table1_curves: pd.DataFrame, longer_curves: pd.DataFrame, dataset
 
 
 def report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: pd.DataFrame,
-                 longer_curves: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+                 longer_curves: pd.DataFrame, verdicts: dict[str, Verdict]) -> list[str]:
     lines = ["# Table 1's δ ODT with the offline protocol as long as ODT's pretraining "
-             "(`PROTOCOL-offline-length-cpu.md`)", "",
-             f"95% percentile bootstrap over seeds ({reps:,} resamples); a sum over rows resamples each "
-             f"group independently. n: the smallest seed count among the groups. No verdict below {MIN_SEEDS} "
-             "seeds in any group. `odt`, `iql` and the shorter `odt-offline` are Table 1's runs.", "",
+             "(`PROTOCOL-offline-length-cpu.md`, read under `PROTOCOL-reanalysis.md`)", "",
+             f"{INTERVAL_METHOD}. n: the smallest seed count among the groups. Primary: L1 on walker2d and "
+             "on ant, each read alone at 0.05; L2, L4 and L5 are one family read with Holm's correction "
+             "(Holm-adjusted p beside the uncorrected one; intervals uncorrected). Equivalence: two one-sided "
+             "tests against ±5 normalised points. A claim follows the paper's value (its sign beyond the "
+             "margin, '≈ 0' within it); L2 and L5 are read against 'the longer training raised the score' "
+             f"(> 0). No verdict below {MIN_SEEDS} seeds in any group. `odt`, `iql` and the shorter "
+             "`odt-offline` are Table 1's runs; δ IQL is Table 1's (final minus offline score).", "",
              "## L1: Σ_D (ODT − longer ODT offline) − Σ_D δ IQL", "",
-             "| domain / row | L1 | C1 (Table 1's offline protocol) | the paper | verdict |", "|---|---|---|---|---|"]
+             "| domain / row | L1 | C1 by Table 1's definition (shorter offline protocol) | the paper | claim | verdict |",
+             "|---|---|---|---|---|---|"]
     for domain, rows in DOMAINS.items():
-        e, c1 = l1(table1, longer, rows, reps), summed(table1, rows, c1_groups, reps)
+        e, c1 = l1(table1, longer, rows), summed(table1, rows, c1_groups)
+        sign = claim(paper_c1(domain), margin_for(domain))
         lines.append(f"| **{domain}** (sum) | {e.text()} | {c1.text()} | {paper_c1(domain):+.1f} | "
-                     f"{c1_verdict(domain, e)} |")
+                     f"{claim_text(sign, margin_for(domain))} | {verdicts[f'L1 {domain}'].text()} |")
         for d in rows:
-            e, c1 = l1(table1, longer, [d], reps), summed(table1, [d], c1_groups, reps)
-            lines.append(f"| {d} | {e.text()} | {c1.text()} | {paper_c1_row(d):+.1f} | described (the protocol reads the sum) |")
-    lines += ["", "## L2: longer ODT offline − Table 1's ODT offline, paired by seed; "
+            e, c1 = l1(table1, longer, [d]), summed(table1, [d], c1_groups)
+            lines.append(f"| {d} | {e.text()} | {c1.text()} | {paper_c1_row(d):+.1f} | — | "
+                         "described (the protocol reads the sum) |")
+    lines += ["", "## L2: longer ODT offline − Table 1's ODT offline, paired by seed (claim: > 0); "
               "L3: longer ODT offline − ODT's own end of pretraining (described)", "",
-              "| row | L2 | reading | L3 |", "|---|---|---|---|"]
+              "| row | L2 | verdict | L3 |", "|---|---|---|---|"]
     for d in (d for rows in DOMAINS.values() for d in rows):
-        e = l2(table1, longer, d, reps)
-        lines.append(f"| {d} | {e.text()} | {l2_reading(e)} | {l3(table1, longer, d, reps).text()} |")
+        e = l2(table1, longer, d)
+        lines.append(f"| {d} | {e.text()} | {verdicts[f'L2 {d}'].text()} | {l3(table1, longer, d).text()} |")
     pairs = [(d, METHOD) for rows in DOMAINS.values() for d in rows]
     lines += ["", "## The check: evaluations both runs of a seed made", ""]
     lines += _check_table(table1_curves, longer_curves, pairs, with_method=False)
@@ -184,21 +218,21 @@ def _finals_table(longer: pd.DataFrame, pairs: Sequence[tuple[str, str]], with_m
 
 
 def c3_report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: pd.DataFrame,
-                    longer_curves: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+                    longer_curves: pd.DataFrame, verdicts: dict[str, Verdict]) -> list[str]:
     """The session-42 amendment's section: L4 beside Table 1's C3, L5 per method, the check, the finals."""
     lines = ["## The C3 arm (session-42 amendment): DT and ODT offline both at 4x the preset's length", "",
              "### L4: C3 (mean ODT offline − mean DT) with both at the longer length", "",
-             "| row | L4 | C3 (Table 1's lengths) | the paper | verdict |", "|---|---|---|---|---|"]
+             "| row | L4 | C3 (Table 1's lengths) | the paper | claim | verdict |", "|---|---|---|---|---|---|"]
     for d in C3_ROWS:
-        e = l4(longer, d, reps)
-        lines.append(f"| {d} | {e.text()} | {summed(table1, [d], c3_groups, reps).text()} | {paper_c3(d):+.1f} | "
-                     f"{c3_verdict(e)} |")
-    lines += ["", "### L5: longer − Table 1's run of the same seed, paired", "",
-              "| row | method | L5 | reading |", "|---|---|---|---|"]
+        e = l4(longer, d)
+        lines.append(f"| {d} | {e.text()} | {summed(table1, [d], c3_groups).text()} | {paper_c3(d):+.1f} | "
+                     f"{claim_text(claim(paper_c3(d), margin_for(d)), margin_for(d))} | {verdicts[f'L4 {d}'].text()} |")
+    lines += ["", "### L5: longer − Table 1's run of the same seed, paired (claim: > 0)", "",
+              "| row | method | L5 | verdict |", "|---|---|---|---|"]
     for d in C3_ROWS:
         for m in C3_METHODS:
-            e = l2(table1, longer, d, reps, method=m)
-            lines.append(f"| {d} | {m} | {e.text()} | {l2_reading(e)} |")
+            e = l2(table1, longer, d, method=m)
+            lines.append(f"| {d} | {m} | {e.text()} | {verdicts[f'L5 {d} {m}'].text()} |")
     pairs = [(d, m) for d in C3_ROWS for m in C3_METHODS]
     lines += ["", "### The check: evaluations both runs of a seed made", ""]
     lines += _check_table(table1_curves, longer_curves, pairs, with_method=True)
@@ -235,14 +269,15 @@ def main(argv: list[str] | None = None) -> int:
     longer = _runs_or_empty(args.results, args.preset, table1, args.seeds)
     other = on_other_data(longer, table1)
     left_out = other_data_lines(longer[other])
-    table1_curves = _curves(args.results, args.preset, "table1")
-    lines = report_lines(table1, longer[~other], table1_curves, _curves(args.results, args.preset, EXPERIMENT),
-                         args.reps)
-    lines += [*left_out, ""] if left_out else []
     c3 = _runs_or_empty(args.results, args.preset, table1, args.seeds, C3_EXPERIMENT)
     c3_other = on_other_data(c3, table1)
+    verdicts = read(table1, longer[~other], c3[~c3_other])
+    table1_curves = _curves(args.results, args.preset, "table1")
+    lines = report_lines(table1, longer[~other], table1_curves, _curves(args.results, args.preset, EXPERIMENT),
+                         verdicts)
+    lines += [*left_out, ""] if left_out else []
     lines += c3_report_lines(table1, c3[~c3_other], table1_curves, _curves(args.results, args.preset, C3_EXPERIMENT),
-                             args.reps)
+                             verdicts)
     c3_left_out = other_data_lines(c3[c3_other], C3_EXPERIMENT)
     lines += [*c3_left_out, ""] if c3_left_out else []
     return emit("\n".join(lines), args.out)

@@ -4,14 +4,18 @@ Table 1 (``benchmarks.tables``) gives mean +- std per cell. A reproduction also 
 whether the paper's claim held: after pretraining, ODT gains more from the online budget than
 IQL does. This module computes, from the ``table1`` runs of one preset:
 
-* the finetuning gains with 95% bootstrap confidence intervals over seeds:
-  - delta ODT as in Table 1: ODT (0.2m) minus ODT (offline), two separate sets of runs
-    (the online protocol's final score against the offline protocol's), resampled separately;
-  - delta ODT within a run: each ``odt`` run's final score minus its own score after
-    pretraining (paired by run);
-  - delta IQL: each ``iql`` run's final score minus its score after offline training (paired);
-  - delta ODT minus delta IQL (Table 1 style), with its interval, and the within-run delta ODT
-    minus delta IQL (two independent groups of paired gains);
+* the registered readings of ``PROTOCOL-table1-cpu.md`` (P1, P2 on the Hopper rows) and of
+  ``PROTOCOL-control-pretraining-cpu.md`` (P1m), under ``PROTOCOL-reanalysis.md``: the primary
+  comparisons read alone, the others as one Holm family per protocol, each in one of four words
+  (supports, contradicts, equivalent, inconclusive);
+* the finetuning gains, each with a 95% t-interval over seeds:
+  - delta ODT as in Table 1 (described): ODT (0.2m) minus ODT (offline), two separate sets of
+    runs (the online protocol's final score against the offline protocol's);
+  - delta ODT within a run: each ``odt`` run's mean of its last k online evaluations minus its
+    own score after pretraining (k = ``LAST_K``, fewer on a row whose runs evaluate fewer times
+    online: :func:`row_k`);
+  - delta IQL within a run, the same way (Table 1's column keeps IQL's final score);
+  - delta ODT minus delta IQL, Table 1's way and within run (independent groups);
 * the gain at the first online evaluation of each ``odt`` and ``iql`` run (ODT: after
   ``eval_every_rounds`` rounds; IQL: after ``eval_every_samples`` samples), its score there
   minus its score after pretraining: a fixed point of the curve, not a chosen best one;
@@ -23,9 +27,11 @@ IQL does. This module computes, from the ``table1`` runs of one preset:
 * the wall time of each method (minutes per run) and the compute the runs used in total;
 * every seed's scores, so each mean can be checked.
 
-Bootstrap: percentile intervals from resampling seeds with replacement, seeded, so the same
-results tree always gives the same text. Written by hand (a few lines of numpy) because the
-deltas mix paired and unpaired groups, which rliable's per-task score matrices do not express.
+Intervals: a signed sum of the means of independent groups (a difference of arms, a sum over
+rows) gets a t-interval with Welch-Satterthwaite degrees of freedom
+(``benchmarks.intervals.combination_interval``); one group of per-seed differences is the paired
+t-interval. They replaced the percentile bootstrap on 2026-12-04 (``PROTOCOL-reanalysis.md``:
+at 3-10 seeds the bootstrap's 95% interval covers far less than 95%).
 """
 
 from __future__ import annotations
@@ -42,25 +48,39 @@ import pandas as pd
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
 from benchmarks.experiments import TABLE1_DATASETS
+from benchmarks.intervals import Claim, Interval, Reading, combination_interval, read_claims
 from benchmarks.tables import write_text
 from odt.config import PRESETS
 
 CI_LEVEL = 0.95
-BOOTSTRAP_REPS = 10_000
-MIN_SEEDS_FOR_INTERVAL = 2  # a group of one seed resamples to itself: its interval would hide its spread
+ALPHA = 1.0 - CI_LEVEL  # every verdict: two-sided tests at 0.05, TOST at 0.05 (its 90% interval)
+MIN_SEEDS_FOR_INTERVAL = 2  # a group of one seed has no spread: no interval
+INTERVAL_METHOD = ("95% t-interval over seeds (Welch-Satterthwaite degrees of freedom for a sum of "
+                   "independent groups' means; paired t on per-seed differences)")
+# PROTOCOL-reanalysis.md (2026-12-04): the equivalence margins, per domain
+LOCOMOTION_MARGIN = 5.0  # D4RL-normalised score points
+ANTMAZE_MARGIN = 10.0  # success points (percentage points of episodes reaching the goal)
+ANTMAZE_FLOOR = 5.0  # an AntMaze comparison whose every run of every arm scores <= this is at the floor
+LAST_K = 2  # within-run deltas: the mean of a run's last k online evaluations (row_k: fewer where runs have fewer)
 
 
 @dataclass(frozen=True)
 class Estimate:
+    """A signed combination of group means with its 95% t-interval: ``n`` is the smallest group's
+    seed count; ``se``, ``df`` and ``p_value`` (two-sided, for 0) are NaN without an interval."""
+
     mean: float
     lo: float
     hi: float
     n: int
+    se: float = float("nan")
+    df: float = float("nan")
+    p_value: float = float("nan")
 
     def text(self, signed: bool = True, digits: int = 1) -> str:
         """'mean [lo, hi] (n=k)' to ``digits`` decimals; ``signed`` puts + on positive numbers (gains,
-        differences), not on scores. With one seed (in the smallest group) the bootstrap cannot see
-        that group's spread, so no interval is printed."""
+        differences), not on scores. With one seed (in the smallest group) there is no spread to
+        build an interval from, so none is printed."""
         if self.n == 0:
             return "—"
         f = f"{'+' if signed else ''}.{digits}f"
@@ -68,52 +88,125 @@ class Estimate:
             return f"{self.mean:{f}} (n={self.n}: no interval from one seed)"
         return f"{self.mean:{f}} [{self.lo:{f}}, {self.hi:{f}}] (n={self.n})"
 
+    @property
+    def interval(self) -> Interval | None:
+        """The t-interval behind the estimate (None where there is none)."""
+        if self.n < MIN_SEEDS_FOR_INTERVAL or not np.isfinite(self.se):
+            return None
+        return Interval(self.mean, self.lo, self.hi, self.n, None, CI_LEVEL, "t", self.p_value, self.se, self.df)
 
-def bootstrap_combination(groups: Sequence[tuple[Sequence[float], float]], reps: int = BOOTSTRAP_REPS,
-                          seed: int = 0, level: float = CI_LEVEL) -> Estimate:
-    """sum(sign * mean(values)) over independent groups, with a percentile bootstrap interval
-    from resampling each group with replacement; n is the smallest group's size."""
-    arrays = [(np.asarray(v, dtype=float), sign) for v, sign in groups]
+
+def combination_estimate(groups: Sequence[tuple[Sequence[float], float]]) -> Estimate:
+    """sum(sign * mean(values)) over independent groups with its 95% t-interval
+    (``intervals.combination_interval``); n is the smallest group's size. No group, or an empty
+    one: n = 0 and no number. A group of one seed: the point estimate without an interval."""
+    arrays = [(np.asarray(v, dtype=float), float(sign)) for v, sign in groups]
     if not arrays or any(a.size == 0 for a, _ in arrays):
         return Estimate(float("nan"), float("nan"), float("nan"), 0)
-    rng = np.random.default_rng(seed)
-    boot = sum(sign * a[rng.integers(0, a.size, size=(reps, a.size))].mean(axis=1) for a, sign in arrays)
-    tail = (1.0 - level) / 2.0 * 100.0
-    lo, hi = np.percentile(boot, [tail, 100.0 - tail])
-    point = sum(sign * a.mean() for a, sign in arrays)
-    return Estimate(float(point), float(lo), float(hi), min(a.size for a, _ in arrays))
+    point = float(sum(sign * a.mean() for a, sign in arrays))
+    n = min(a.size for a, _ in arrays)
+    if n < MIN_SEEDS_FOR_INTERVAL:
+        return Estimate(point, float("nan"), float("nan"), n)
+    i = combination_interval(arrays, CI_LEVEL)
+    return Estimate(i.estimate, i.low, i.high, n, i.se, i.df, i.p_value)
 
 
-def directional_verdict(e: Estimate, equivalence: float | None = None) -> str:
-    """The protocols' rule for the interval of a difference the paper says is positive:
-    **supports** if it lies above 0, **contradicts** if it lies below 0 or (given an
-    ``equivalence`` band) inside [-equivalence, +equivalence], otherwise **inconclusive**."""
-    if e.lo > 0:
-        return "supports"
-    if e.hi < 0 or (equivalence is not None and e.lo >= -equivalence and e.hi <= equivalence):
-        return "contradicts"
-    return "inconclusive"
+# ----- verdicts: one vocabulary, primaries alone, the rest of a protocol as one Holm family ------
+@dataclass(frozen=True)
+class Registered:
+    """One registered comparison of a protocol, ready to be read.
+
+    ``expected_sign`` +1 / -1: the claim predicts a difference of that sign; None: it predicts no
+    difference beyond ``margin``. ``status`` (e.g. "incomplete (n=3 < 5)", "out of regime (...)")
+    withholds the verdict and keeps the comparison out of its family."""
+
+    key: str
+    estimate: Estimate
+    expected_sign: int | None
+    margin: float | None
+    primary: bool = False
+    status: str | None = None
 
 
-def bootstrap_reps(text: str) -> int:
-    """--reps' type: an integer >= 100, enough resamples for a 95% percentile interval."""
-    reps = int(text)
-    if reps < 100:
-        raise argparse.ArgumentTypeError(f"{reps} is out of range: >= 100")
-    return reps
+@dataclass(frozen=True)
+class Verdict:
+    """A registered comparison's reading: its word and the p-values it rests on."""
+
+    word: str  # supports / contradicts / equivalent / inconclusive, or the comparison's status
+    primary: bool
+    reading: Reading | None  # None for a status
+
+    def text(self) -> str:
+        """e.g. "**supports** (primary; p 0.004)", "inconclusive (p 0.030, Holm 0.24)"; with the
+        TOST p-values where the claim has a margin."""
+        if self.reading is None:
+            return self.word
+        r = self.reading
+        word = f"**{self.word}**" if self.word in ("supports", "contradicts", "equivalent") else self.word
+        # the test behind supports / contradicts: against 0, or (a claim of no difference) against the margin
+        test = "p" if r.claim.expected_sign is not None else f"p(beyond ±{r.claim.margin:g})"
+        if self.primary:
+            parts = [f"primary; {test} {_p(r.p_difference)}"]
+            if r.p_equivalence is not None:
+                parts.append(f"TOST ±{r.claim.margin:g} p {_p(r.p_equivalence)}")
+        else:
+            parts = [f"{test} {_p(r.p_difference)}, Holm {_p(r.p_difference_holm)}"]
+            if r.p_equivalence is not None:
+                parts.append(f"TOST ±{r.claim.margin:g} p {_p(r.p_equivalence)}, Holm {_p(r.p_equivalence_holm)}")
+        return f"{word} ({'; '.join(parts)})"
+
+
+def _p(p: float | None) -> str:
+    return "—" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def read_protocol(comparisons: Sequence[Registered], alpha: float = ALPHA) -> dict[str, Verdict]:
+    """Each comparison's verdict (``PROTOCOL-reanalysis.md``): a primary is read alone at
+    ``alpha``; every other comparison with an interval and no status is one member of a single
+    Holm family (``intervals.read_claims``); the rest keep their status as their word."""
+    out: dict[str, Verdict] = {}
+    family: dict[str, Claim] = {}
+    for c in comparisons:
+        interval = c.estimate.interval
+        if c.status is not None or interval is None:
+            out[c.key] = Verdict(c.status or f"no interval (n={c.estimate.n})", c.primary, None)
+        elif c.primary:
+            (reading,) = read_claims({c.key: Claim(interval, c.expected_sign, c.margin)}, alpha).values()
+            out[c.key] = Verdict(reading.verdict, True, reading)
+        else:
+            family[c.key] = Claim(interval, c.expected_sign, c.margin)
+    for key, reading in read_claims(family, alpha).items():
+        out[key] = Verdict(reading.verdict, False, reading)
+    return {c.key: out[c.key] for c in comparisons}
+
+
+def margin_for(dataset: str) -> float:
+    """The registered equivalence margin of a dataset's (or domain's) comparisons."""
+    return ANTMAZE_MARGIN if dataset.startswith("antmaze") else LOCOMOTION_MARGIN
+
+
+def at_floor(dataset: str, *arms: Sequence[float]) -> bool:
+    """An AntMaze comparison whose every run, in every arm, scores at most ``ANTMAZE_FLOOR``
+    success points: out of the regime a claim about learning is about (nothing to compare)."""
+    values = [float(v) for arm in arms for v in arm]
+    return dataset.startswith("antmaze") and bool(values) and max(values) <= ANTMAZE_FLOOR
+
+
+def seed_status(e: Estimate, min_seeds: int) -> str | None:
+    """"incomplete (n=k < m)" below the protocol's seed floor, else None."""
+    return None if e.n >= min_seeds else f"incomplete (n={e.n} < {min_seeds})"
 
 
 def analysis_parser(prog: str, doc: str | None, out_example: str, seeds: bool = True) -> argparse.ArgumentParser:
     """A protocol analysis CLI's parser with the options every one shares: --preset, --results,
-    --reps, --out (whose help names ``out_example``, e.g. ``paper_tables/rows_protocol_cpu.md``)
-    and, where the analysis may be cut to some seeds (``seeds``), --seeds."""
+    --out (whose help names ``out_example``, e.g. ``paper_tables/rows_protocol_cpu.md``) and, where
+    the analysis may be cut to some seeds (``seeds``), --seeds."""
     p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", default="cpu", choices=PRESETS)
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
     if seeds:
         p.add_argument("--seeds", type=int, nargs="+", default=None,
                        help="only these seeds (e.g. a protocol's fresh seeds: --seeds 5 6 7 8 9)")
-    p.add_argument("--reps", type=bootstrap_reps, default=BOOTSTRAP_REPS, help="bootstrap resamples (>= 100)")
     p.add_argument("--out", type=Path, default=None, help=f"also write the text here, e.g. {out_example}")
     return p
 
@@ -168,6 +261,32 @@ def gain_in_run(runs: pd.DataFrame, method: str, dataset: str) -> np.ndarray:
     return (cell.final_score - cell.offline_score).to_numpy()
 
 
+def online_evaluation_counts(curves: pd.DataFrame, runs: pd.DataFrame, method: str, dataset: str) -> pd.Series:
+    """Seed -> how many online evaluations each complete run of the cell logged."""
+    ok = complete_runs(runs, method, dataset).set_index("run_id").seed
+    online = curves[curves.run_id.isin(ok.index) & (curves.phase == "online")]
+    counts = online.groupby("run_id").size()
+    return pd.Series({int(ok[rid]): int(counts.get(rid, 0)) for rid in ok.index}, dtype=int)
+
+
+def row_k(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, methods: Sequence[str] = ("odt", "iql"),
+          k: int = LAST_K) -> int:
+    """The k a row's within-run deltas are read with (``PROTOCOL-reanalysis.md``): ``LAST_K``, or
+    the fewest online evaluations any complete run of ``methods`` logged on the row if that is
+    fewer (at least 1), so that every run of the row is read with the same k."""
+    counts = [c for m in methods for c in online_evaluation_counts(curves, runs, m, dataset)]
+    return max(1, min([k, *counts]))
+
+
+def gain_last_k(curves: pd.DataFrame, runs: pd.DataFrame, method: str, dataset: str, k: int) -> pd.Series:
+    """Seed -> the within-run delta: the mean of a complete run's last ``k`` online evaluations
+    minus its own end-of-pretraining score (runs with fewer than ``k`` online evaluations are
+    left out)."""
+    last = last_evaluations_mean(curves, runs, dataset, method, k)
+    pretrained = complete_runs(runs, method, dataset).set_index("seed").offline_score
+    return (last - pretrained.reindex(last.index)).dropna().sort_index()
+
+
 def delta_odt_groups(runs: pd.DataFrame, dataset: str) -> Groups:
     """Table 1's delta ODT: the ``odt`` runs' finals minus the ``odt-offline`` runs' (two sets of runs)."""
     odt, off = (complete_runs(runs, m, dataset).final_score.to_numpy() for m in ("odt", "odt-offline"))
@@ -175,46 +294,50 @@ def delta_odt_groups(runs: pd.DataFrame, dataset: str) -> Groups:
 
 
 def c1_groups(runs: pd.DataFrame, dataset: str) -> Groups:
-    """Table 1's delta ODT minus delta IQL (IQL's gain read within each run)."""
+    """Table 1's (the paper's) delta ODT minus delta IQL: IQL's final minus its offline score."""
     return delta_odt_groups(runs, dataset) + [(gain_in_run(runs, "iql", dataset), -1.0)]
 
 
-def c1_within_run_groups(runs: pd.DataFrame, dataset: str) -> Groups:
-    """delta ODT read within each ODT run, minus delta IQL (within each IQL run)."""
-    return [(gain_in_run(runs, "odt", dataset), 1.0), (gain_in_run(runs, "iql", dataset), -1.0)]
+def c1_within_run_groups(runs: pd.DataFrame, curves: pd.DataFrame, dataset: str) -> Groups:
+    """delta ODT minus delta IQL, each read within its runs with the row's k (:func:`row_k`)."""
+    k = row_k(curves, runs, dataset)
+    return [(gain_last_k(curves, runs, "odt", dataset, k).to_numpy(), 1.0),
+            (gain_last_k(curves, runs, "iql", dataset, k).to_numpy(), -1.0)]
 
 
-def gains(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
-    """The finetuning gains of one dataset (see the module docstring)."""
+def gains(runs: pd.DataFrame, curves: pd.DataFrame, dataset: str) -> dict[str, Estimate | int]:
+    """The finetuning gains of one dataset (see the module docstring); ``k`` is the row's k."""
+    k = row_k(curves, runs, dataset)
     return {
-        "delta_odt": bootstrap_combination(delta_odt_groups(runs, dataset), reps),
-        "delta_odt_within_run": bootstrap_combination([(gain_in_run(runs, "odt", dataset), 1.0)], reps),
-        "delta_iql": bootstrap_combination([(gain_in_run(runs, "iql", dataset), 1.0)], reps),
-        "delta_odt_minus_delta_iql": bootstrap_combination(c1_groups(runs, dataset), reps),
-        "delta_odt_within_run_minus_delta_iql": bootstrap_combination(c1_within_run_groups(runs, dataset), reps),
+        "delta_odt": combination_estimate(delta_odt_groups(runs, dataset)),
+        "delta_odt_within_run": combination_estimate([(gain_last_k(curves, runs, "odt", dataset, k), 1.0)]),
+        "delta_iql": combination_estimate([(gain_last_k(curves, runs, "iql", dataset, k), 1.0)]),
+        "delta_iql_final": combination_estimate([(gain_in_run(runs, "iql", dataset), 1.0)]),
+        "delta_odt_minus_delta_iql": combination_estimate(c1_groups(runs, dataset)),
+        "delta_odt_within_run_minus_delta_iql": combination_estimate(c1_within_run_groups(runs, curves, dataset)),
+        "k": k,
     }
 
 
-def paired_difference(runs: pd.DataFrame, dataset: str, a: str, b: str, value: str = "final_score",
-                      reps: int = BOOTSTRAP_REPS) -> Estimate:
-    """Mean over seeds of (method a - method b) on the same seed, with a bootstrap interval over
+def paired_difference(runs: pd.DataFrame, dataset: str, a: str, b: str, value: str = "final_score") -> Estimate:
+    """Mean over seeds of (method a - method b) on the same seed, with the paired t-interval of
     the per-seed differences; seeds missing from either method are left out."""
     diffs = per_seed_difference(complete_runs(runs, a, dataset), complete_runs(runs, b, dataset), value)
-    return bootstrap_combination([(diffs.to_numpy(), 1.0)], reps)
+    return combination_estimate([(diffs.to_numpy(), 1.0)])
 
 
-def control_comparison(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
+def control_comparison(runs: pd.DataFrame, dataset: str) -> dict[str, Estimate]:
     """ODT against its no-new-data control (``odt-control``): the two share each seed's
     pretraining, so ODT's gain over the control, paired by seed, is what online data adds; the
     control's own within-run gain is what the finetuning schedule does without new data."""
     odt, control = (complete_runs(runs, m, dataset) for m in ("odt", "odt-control"))
     return {
-        "odt_final": bootstrap_combination([(odt.final_score, 1.0)], reps),
-        "control_final": bootstrap_combination([(control.final_score, 1.0)], reps),
-        "odt_minus_control": paired_difference(runs, dataset, "odt", "odt-control", reps=reps),
-        "odt_gain": bootstrap_combination([(odt.final_score - odt.offline_score, 1.0)], reps),
-        "control_gain": bootstrap_combination([(control.final_score - control.offline_score, 1.0)], reps),
-        "pretraining_mismatch": paired_difference(runs, dataset, "odt", "odt-control", "offline_score", reps),
+        "odt_final": combination_estimate([(odt.final_score, 1.0)]),
+        "control_final": combination_estimate([(control.final_score, 1.0)]),
+        "odt_minus_control": paired_difference(runs, dataset, "odt", "odt-control"),
+        "odt_gain": combination_estimate([(odt.final_score - odt.offline_score, 1.0)]),
+        "control_gain": combination_estimate([(control.final_score - control.offline_score, 1.0)]),
+        "pretraining_mismatch": paired_difference(runs, dataset, "odt", "odt-control", "offline_score"),
     }
 
 
@@ -226,9 +349,9 @@ def pretraining_mismatches(runs: pd.DataFrame, dataset: str) -> dict[int, float]
     return {int(s): float(v) for s, v in diffs.items() if v != 0}
 
 
-def control_cells(runs: pd.DataFrame, dataset: str, reps: int = BOOTSTRAP_REPS) -> str:
+def control_cells(runs: pd.DataFrame, dataset: str) -> str:
     """One dataset's ODT-against-control cells, from "ODT final" to "samples ODT / control"."""
-    c = control_comparison(runs, dataset, reps)
+    c = control_comparison(runs, dataset)
     odt, control = (complete_runs(runs, m, dataset) for m in ("odt", "odt-control"))
     return (f"{c['odt_final'].text(False)} | {c['control_final'].text(False)} | "
             f"{c['odt_minus_control'].text()} | {c['odt_gain'].text()} | {c['control_gain'].text()} | "
@@ -242,7 +365,7 @@ def control_datasets(runs: pd.DataFrame) -> list[str]:
             and not complete_runs(runs, "odt", d).empty]
 
 
-def control_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+def control_lines(runs: pd.DataFrame) -> list[str]:
     """The control section (no lines if no dataset has both ``odt`` and ``odt-control`` runs)."""
     both = control_datasets(runs)
     if not both:
@@ -254,7 +377,7 @@ def control_lines(runs: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
              "control gain in run | updates ODT / control | samples ODT / control |",
              "|---|---|---|---|---|---|---|---|"]
     for d in both:
-        lines.append(f"| {d} | {control_cells(runs, d, reps)} |")
+        lines.append(f"| {d} | {control_cells(runs, d)} |")
         if differing := pretraining_mismatches(runs, d):
             seeds = ", ".join(f"{s} ({diff:+.1f})" for s, diff in differing.items())
             lines.append(f"| {d}: WARNING | end-of-pretraining scores of ODT and control differ on seeds "
@@ -338,8 +461,7 @@ def per_seed_lines(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
-def early_gains(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: str,
-                reps: int = BOOTSTRAP_REPS) -> tuple[Estimate, float]:
+def early_gains(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: str) -> tuple[Estimate, float]:
     """(gain at the first online evaluation, mean online samples there) over complete runs."""
     ok = set(complete_runs(runs, method, dataset).run_id)
     e = curves[curves.run_id.isin(ok) & curves.phase.isin(["pretrain", "online"])].sort_values(["run_id", "step"])
@@ -349,7 +471,7 @@ def early_gains(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str, method: 
         if len(pre) and len(online):
             gains_.append(online.score_mean.iloc[0] - pre.score_mean.iloc[-1])
             samples.append(online.online_samples.iloc[0])
-    return bootstrap_combination([(gains_, 1.0)], reps), float(np.mean(samples)) if samples else float("nan")
+    return combination_estimate([(gains_, 1.0)]), float(np.mean(samples)) if samples else float("nan")
 
 
 POST_HOC_LAST_K = (1, 2, 3)  # k = 1 is the registered metric (the final evaluation)
@@ -366,8 +488,7 @@ def last_evaluations_mean(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str
     return pd.Series(means, dtype=float)
 
 
-def last_evaluations_lines(curves: pd.DataFrame, runs: pd.DataFrame, datasets: Sequence[str],
-                           reps: int = BOOTSTRAP_REPS) -> list[str]:
+def last_evaluations_lines(curves: pd.DataFrame, runs: pd.DataFrame, datasets: Sequence[str]) -> list[str]:
     """ODT − control (paired) read from the mean of the last k online evaluations: exploratory."""
     lines = ["", "ODT − control (paired) by the mean of each run's last k online evaluations: **exploratory, "
              "post hoc** (the registered metric is k = 1, the final evaluation; a single evaluation "
@@ -381,22 +502,21 @@ def last_evaluations_lines(curves: pd.DataFrame, runs: pd.DataFrame, datasets: S
             a, b = (last_evaluations_mean(curves, runs, d, m, k) for m in ("odt", "odt-control"))
             diffs = (a - b).dropna()
             sd = f", SD {diffs.std(ddof=1):.1f}" if len(diffs) > 1 else ""
-            cells.append(bootstrap_combination([(diffs.to_numpy(), 1.0)], reps).text() + sd if len(diffs) else "—")
+            cells.append(combination_estimate([(diffs.to_numpy(), 1.0)]).text() + sd if len(diffs) else "—")
         lines.append(f"| {d} | " + " | ".join(cells) + " |")
     return lines
 
 
-def rate_comparison(base: pd.DataFrame, other: pd.DataFrame, dataset: str,
-                    reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
+def rate_comparison(base: pd.DataFrame, other: pd.DataFrame, dataset: str) -> dict[str, Estimate]:
     """ODT's within-run gain (final - after pretraining) in ``base`` and ``other`` runs of one
     dataset, and their difference (other - base, independent groups)."""
     a, b = (complete_runs(runs, "odt", dataset) for runs in (base, other))
     gain_a, gain_b = a.final_score - a.offline_score, b.final_score - b.offline_score
-    return {"base": bootstrap_combination([(gain_a, 1.0)], reps),
-            "other": bootstrap_combination([(gain_b, 1.0)], reps),
-            "difference": bootstrap_combination([(gain_b, 1.0), (gain_a, -1.0)], reps),
-            "base_final": bootstrap_combination([(a.final_score, 1.0)], reps),
-            "other_final": bootstrap_combination([(b.final_score, 1.0)], reps)}
+    return {"base": combination_estimate([(gain_a, 1.0)]),
+            "other": combination_estimate([(gain_b, 1.0)]),
+            "difference": combination_estimate([(gain_b, 1.0), (gain_a, -1.0)]),
+            "base_final": combination_estimate([(a.final_score, 1.0)]),
+            "other_final": combination_estimate([(b.final_score, 1.0)])}
 
 
 # Experiments whose runs are compared with Table 1's runs of the same dataset and seed
@@ -446,7 +566,7 @@ def other_data_lines(root: Path | str, preset: str, table1: pd.DataFrame,
             "are not paired with Table 1's runs of the same name:", "", *left]
 
 
-def finetune_lr_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps: int = BOOTSTRAP_REPS) -> list[str]:
+def finetune_lr_lines(root: Path | str, preset: str, table1: pd.DataFrame) -> list[str]:
     """The ``finetune_lr`` diagnostic against table1's ODT runs (no lines if it has no runs)."""
     other = side_runs(root, preset, "finetune_lr", table1)
     if other.empty:
@@ -458,14 +578,13 @@ def finetune_lr_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps:
              "| dataset | Table 1 ODT: final | gain in run | `finetune_lr`: final | gain in run | difference of gains |",
              "|---|---|---|---|---|---|"]
     for dataset in dataset_order(other):
-        c = rate_comparison(table1, other, dataset, reps)
+        c = rate_comparison(table1, other, dataset)
         lines.append(f"| {dataset} | {c['base_final'].text(False)} | {c['base'].text()} | {c['other_final'].text(False)} | "
                      f"{c['other'].text()} | {c['difference'].text()} |")
     return lines
 
 
-def buffer_comparison(table1: pd.DataFrame, published: pd.DataFrame, dataset: str,
-                      reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
+def buffer_comparison(table1: pd.DataFrame, published: pd.DataFrame, dataset: str) -> dict[str, Estimate]:
     """IQL's two online buffers on one dataset (protocol S4): ``share`` is Table 1's ``iql``,
     ``published`` the ``iql_buffer`` experiment's. δ IQL of each (final - offline score, within
     run), their difference paired by seed (final scores: a seed's two runs share the offline
@@ -476,16 +595,16 @@ def buffer_comparison(table1: pd.DataFrame, published: pd.DataFrame, dataset: st
     paired = per_seed_difference(pub, share, "final_score")
     offline_gap = per_seed_difference(pub, share, "offline_score")
     return {
-        "delta_share": bootstrap_combination([(share.final_score - share.offline_score, 1.0)], reps),
-        "delta_published": bootstrap_combination([(pub_gain, 1.0)], reps),
-        "published_minus_share": bootstrap_combination([(paired.to_numpy(), 1.0)], reps),
-        "offline_gap": bootstrap_combination([(offline_gap.to_numpy(), 1.0)], reps),
-        "p2_published": bootstrap_combination(
-            [(odt.final_score, 1.0), (odt_off.final_score, -1.0), (pub_gain, -1.0)], reps),
+        "delta_share": combination_estimate([(share.final_score - share.offline_score, 1.0)]),
+        "delta_published": combination_estimate([(pub_gain, 1.0)]),
+        "published_minus_share": combination_estimate([(paired.to_numpy(), 1.0)]),
+        "offline_gap": combination_estimate([(offline_gap.to_numpy(), 1.0)]),
+        "p2_published": combination_estimate(
+            [(odt.final_score, 1.0), (odt_off.final_score, -1.0), (pub_gain, -1.0)]),
     }
 
 
-def buffer_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps: int = BOOTSTRAP_REPS,
+def buffer_lines(root: Path | str, preset: str, table1: pd.DataFrame,
                  seeds: Sequence[int] | None = None) -> list[str]:
     """The S4 section: IQL's ``published`` buffer against ``share`` (no lines without ``iql_buffer`` runs)."""
     published = side_runs(root, preset, "iql_buffer", table1, seeds)
@@ -498,14 +617,13 @@ def buffer_lines(root: Path | str, preset: str, table1: pd.DataFrame, reps: int 
              "| dataset | δ IQL share | δ IQL published | published − share (final, paired) | offline gap "
              "| P2 with published: δ ODT − δ IQL |", "|---|---|---|---|---|---|"]
     for dataset in dataset_order(published):
-        c = buffer_comparison(table1, published, dataset, reps)
+        c = buffer_comparison(table1, published, dataset)
         lines.append(f"| {dataset} | {c['delta_share'].text()} | {c['delta_published'].text()} | "
                      f"{c['published_minus_share'].text()} | {c['offline_gap'].text()} | {c['p2_published'].text()} |")
     return lines
 
 
-def pretraining_length_comparison(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str,
-                                  reps: int = BOOTSTRAP_REPS) -> dict[str, Estimate]:
+def pretraining_length_comparison(table1: pd.DataFrame, longer: pd.DataFrame, dataset: str) -> dict[str, Estimate]:
     """P1 after the preset's pretraining (``table1``) and after a longer one (``longer``, protocol
     P1m): ODT − control paired by seed in each, and the longer minus the shorter (independent
     groups); the end-of-pretraining score of the seeds in both, longer minus shorter (paired)."""
@@ -513,14 +631,13 @@ def pretraining_length_comparison(table1: pd.DataFrame, longer: pd.DataFrame, da
                                    "final_score") for r in (table1, longer))
     pretrained = per_seed_difference(complete_runs(longer, "odt", dataset), complete_runs(table1, "odt", dataset),
                                      "offline_score")
-    return {"p1": bootstrap_combination([(p1.to_numpy(), 1.0)], reps),
-            "p1m": bootstrap_combination([(p1m.to_numpy(), 1.0)], reps),
-            "p1m_minus_p1": bootstrap_combination([(p1m.to_numpy(), 1.0), (p1.to_numpy(), -1.0)], reps),
-            "pretrained_gain": bootstrap_combination([(pretrained.to_numpy(), 1.0)], reps)}
+    return {"p1": combination_estimate([(p1.to_numpy(), 1.0)]),
+            "p1m": combination_estimate([(p1m.to_numpy(), 1.0)]),
+            "p1m_minus_p1": combination_estimate([(p1m.to_numpy(), 1.0), (p1.to_numpy(), -1.0)]),
+            "pretrained_gain": combination_estimate([(pretrained.to_numpy(), 1.0)])}
 
 
-def control_pretraining_lines(root: Path | str, preset: str, table1: pd.DataFrame,
-                              reps: int = BOOTSTRAP_REPS) -> list[str]:
+def control_pretraining_lines(root: Path | str, preset: str, table1: pd.DataFrame) -> list[str]:
     """Protocol P1m (experiment ``control_pretraining``) beside Table 1's P1: no lines without its runs."""
     longer = side_runs(root, preset, "control_pretraining", table1)
     if longer.empty:
@@ -533,12 +650,62 @@ def control_pretraining_lines(root: Path | str, preset: str, table1: pd.DataFram
              "|---|---|---|---|---|---|---|---|---|"]
     for dataset in dataset_order(longer):
         for label, runs in (("Table 1 (the preset's pretraining)", table1), ("P1m (the paper's amount)", longer)):
-            lines.append(f"| {dataset} | {label} | {control_cells(runs, dataset, reps)} |")
+            lines.append(f"| {dataset} | {label} | {control_cells(runs, dataset)} |")
     lines += ["", "| dataset | P1m − P1 (independent groups) | end of pretraining: P1m − Table 1 (ODT, paired by seed) |",
               "|---|---|---|"]
     for dataset in dataset_order(longer):
-        c = pretraining_length_comparison(table1, longer, dataset, reps)
+        c = pretraining_length_comparison(table1, longer, dataset)
         lines.append(f"| {dataset} | {c['p1m_minus_p1'].text()} | {c['pretrained_gain'].text()} |")
+    return lines
+
+
+# PROTOCOL-table1-cpu.md: the seeds each Hopper row's verdicts wait for; P1m's protocol: 10
+TABLE1_PROTOCOL_SEEDS = {"hopper-medium": 10, "hopper-medium-replay": 5}
+P1M_SEEDS = 10
+
+
+def p1_estimate(runs: pd.DataFrame, dataset: str) -> tuple[Estimate, pd.Series]:
+    """P1 (and P1m): ``odt`` final − ``odt-control`` final, paired by seed; and the per-seed differences."""
+    diffs = per_seed_difference(complete_runs(runs, "odt", dataset), complete_runs(runs, "odt-control", dataset),
+                                "final_score")
+    return combination_estimate([(diffs.to_numpy(), 1.0)]), diffs
+
+
+def table1_protocol_comparisons(runs: pd.DataFrame, curves: pd.DataFrame) -> list[Registered]:
+    """``PROTOCOL-table1-cpu.md``'s P1 and P2 on its Hopper rows, as ``PROTOCOL-reanalysis.md``
+    reads them: P2 within run; on hopper-medium both are primary (the question names P1 first
+    and P2 second), on hopper-medium-replay both are the family."""
+    out = []
+    for dataset, seeds in TABLE1_PROTOCOL_SEEDS.items():
+        if complete_runs(runs, "odt", dataset).empty:
+            continue
+        p1, _ = p1_estimate(runs, dataset)
+        p2 = combination_estimate(c1_within_run_groups(runs, curves, dataset))
+        primary = dataset == "hopper-medium"
+        out += [Registered(f"P1 {dataset}", p1, +1, margin_for(dataset), primary, seed_status(p1, seeds)),
+                Registered(f"P2 {dataset}", p2, +1, margin_for(dataset), primary, seed_status(p2, seeds))]
+    return out
+
+
+def registered_lines(root: Path | str, preset: str, runs: pd.DataFrame, curves: pd.DataFrame) -> list[str]:
+    """The registered verdicts this report carries: P1 and P2 (``PROTOCOL-table1-cpu.md``) and,
+    where its runs exist, P1m (``PROTOCOL-control-pretraining-cpu.md``)."""
+    comparisons = table1_protocol_comparisons(runs, curves)
+    lines = ["## Registered readings (`PROTOCOL-table1-cpu.md`, `PROTOCOL-control-pretraining-cpu.md`)", "",
+             f"Read under `PROTOCOL-reanalysis.md`: {INTERVAL_METHOD}; each protocol's primary comparisons "
+             "read alone, its others as one family with Holm's correction (Holm-adjusted p beside the "
+             f"uncorrected one); equivalence by two one-sided tests against ±{LOCOMOTION_MARGIN:g} normalised "
+             "points (the 90% interval inside the margin). Verdicts: supports, contradicts, equivalent, "
+             "inconclusive. P1 = ODT − `odt-control` final, paired by seed (claim: > 0); P2 = δ ODT − δ IQL "
+             "read within each run (claim: > 0); P1m = P1 after 20k pretraining updates.", "",
+             "| comparison | estimate [95% CI] (n) | verdict |", "|---|---|---|"]
+    for c, v in zip(comparisons, read_protocol(comparisons).values()):
+        lines.append(f"| {c.key} | {c.estimate.text()} | {v.text()} |")
+    longer = side_runs(root, preset, "control_pretraining", runs)
+    if not longer.empty and not complete_runs(longer, "odt", "hopper-medium").empty:
+        p1m, _ = p1_estimate(longer, "hopper-medium")
+        (v,) = read_protocol([Registered("P1m", p1m, +1, LOCOMOTION_MARGIN, True, seed_status(p1m, P1M_SEEDS))]).values()
+        lines.append(f"| P1m hopper-medium | {p1m.text()} | {v.text()} |")
     return lines
 
 
@@ -549,8 +716,7 @@ def wall_times(runs: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
-def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None = None,
-                 reps: int = BOOTSTRAP_REPS, seeds: Sequence[int] | None = None) -> str:
+def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> str:
     runs = agg.load_runs(root, preset, "table1")
     if datasets:
         runs = runs[runs.dataset.isin(list(datasets))]
@@ -558,28 +724,33 @@ def summary_text(root: Path | str, preset: str, datasets: Sequence[str] | None =
         runs = runs[runs.seed.isin(list(seeds))]
     if runs.empty:
         return f"No table1 runs at preset {preset!r} under {root}.\n"
-    lines = [f"## Finetuning gains at the `{preset}` preset (mean [95% bootstrap CI] over seeds)", "",
-             "| dataset | δ ODT (Table 1: online − offline-protocol runs) | δ ODT (within run) | δ IQL | δ ODT − δ IQL "
-             "| δ ODT (within run) − δ IQL |",
-             "|---|---|---|---|---|---|"]
-    for dataset in dataset_order(runs):
-        g = gains(runs, dataset, reps)
-        lines.append(f"| {dataset} | {g['delta_odt'].text()} | {g['delta_odt_within_run'].text()} | "
-                     f"{g['delta_iql'].text()} | {g['delta_odt_minus_delta_iql'].text()} | "
-                     f"{g['delta_odt_within_run_minus_delta_iql'].text()} |")
     curves = agg.load_results(root, preset, "table1")
+    lines = registered_lines(root, preset, runs, curves)
+    lines += ["", f"## Finetuning gains at the `{preset}` preset (mean [95% t-interval] over seeds)", "",
+              f"Within run: a run's mean of its last k online evaluations minus its own end of pretraining "
+              f"(k = {LAST_K}, or the fewest online evaluations of the row's ODT and IQL runs if fewer; "
+              "`PROTOCOL-reanalysis.md`). Table 1's columns (described): δ ODT = mean ODT final − mean "
+              "ODT offline-protocol final (two sets of runs), δ IQL = IQL final − its offline score.", "",
+              "| dataset | k | δ ODT (within run) | δ IQL (within run) | δ ODT − δ IQL (within run) "
+              "| δ ODT (Table 1) | δ IQL (Table 1: final) | δ ODT − δ IQL (Table 1) |",
+              "|---|---|---|---|---|---|---|---|"]
+    for dataset in dataset_order(runs):
+        g = gains(runs, curves, dataset)
+        lines.append(f"| {dataset} | {g['k']} | {g['delta_odt_within_run'].text()} | {g['delta_iql'].text()} | "
+                     f"{g['delta_odt_within_run_minus_delta_iql'].text()} | {g['delta_odt'].text()} | "
+                     f"{g['delta_iql_final'].text()} | {g['delta_odt_minus_delta_iql'].text()} |")
     lines += ["", "## Gain at the first online evaluation (within run, mean [95% CI])", "",
               "| dataset | ODT | ODT: online samples there | IQL | IQL: online samples there |",
               "|---|---|---|---|---|"]
     for dataset in dataset_order(runs):
-        (odt, odt_n), (iql, iql_n) = (early_gains(curves, runs, dataset, m, reps) for m in ("odt", "iql"))
+        (odt, odt_n), (iql, iql_n) = (early_gains(curves, runs, dataset, m) for m in ("odt", "iql"))
         lines.append(f"| {dataset} | {odt.text()} | {number_cell(odt_n)} | {iql.text()} | {number_cell(iql_n)} |")
-    lines += control_lines(runs, reps)
+    lines += control_lines(runs)
     if both := control_datasets(runs):
-        lines += last_evaluations_lines(curves, runs, both, reps)
-    lines += finetune_lr_lines(root, preset, runs, reps)
-    lines += buffer_lines(root, preset, runs, reps, seeds)
-    lines += control_pretraining_lines(root, preset, runs, reps)
+        lines += last_evaluations_lines(curves, runs, both)
+    lines += finetune_lr_lines(root, preset, runs)
+    lines += buffer_lines(root, preset, runs, seeds)
+    lines += control_pretraining_lines(root, preset, runs)
     lines += other_data_lines(root, preset, runs, seeds)
     lines += ["", "## Wall time per run (minutes; one CPU thread each, two runs at once)", "",
               "| method | dataset | mean | min | max | runs |", "|---|---|---|---|---|---|"]
@@ -605,7 +776,7 @@ def main(argv: list[str] | None = None) -> int:
     p = analysis_parser("python -m benchmarks.reproduction", __doc__, "paper_tables/reproduction_cpu.md")
     p.add_argument("--datasets", nargs="+", default=None, help="only these datasets")
     args = p.parse_args(argv)
-    return emit(summary_text(args.results, args.preset, args.datasets, args.reps, args.seeds), args.out)
+    return emit(summary_text(args.results, args.preset, args.datasets, args.seeds), args.out)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pytest
 
 from benchmarks import length_protocol as lp
 from benchmarks.experiments import expand
+from benchmarks.intervals import holm
 from benchmarks.methods import method_config
 
 COLUMNS = ["method", "dataset", "seed", "status", "final_score", "offline_score"]
@@ -30,35 +31,40 @@ def test_l1_is_c1_with_the_longer_offline_protocol_in_place_of_table1s():
     table1 = _runs(_table1_row("walker2d-medium", 40.0, 30.0, 35.0, 33.0)
                    + _table1_row("walker2d-medium-replay", 20.0, 25.0, 10.0, 14.0))
     longer = _runs(_longer_row("walker2d-medium", 36.0) + _longer_row("walker2d-medium-replay", 20.0))
-    e = lp.l1(table1, longer, lp.DOMAINS["walker2d"], reps=500)
+    e = lp.l1(table1, longer, lp.DOMAINS["walker2d"])
     # medium: ODT mean 42 - longer offline mean 38 - delta IQL 2 = 2;
     # replay: ODT 22 - longer 22 - (-4) = 4; the shorter offline protocol (32, 27) plays no part
     assert e.mean == pytest.approx(6.0) and e.n == 5 and e.lo <= e.mean <= e.hi
-    assert lp.c1_verdict("walker2d", e) in ("supports", "inconclusive")
 
 
 def test_l1_is_incomplete_until_every_row_has_the_longer_arm():
     table1 = _runs(_table1_row("walker2d-medium", 40.0, 30.0, 35.0, 33.0)
                    + _table1_row("walker2d-medium-replay", 20.0, 25.0, 10.0, 14.0))
     longer = _runs(_longer_row("walker2d-medium", 36.0))
-    e = lp.l1(table1, longer, lp.DOMAINS["walker2d"], reps=200)
-    assert e.n == 0 and lp.c1_verdict("walker2d", e) == "incomplete"
+    e = lp.l1(table1, longer, lp.DOMAINS["walker2d"])
+    assert e.n == 0
+    (l1,) = [c for c in lp.comparisons(table1, longer, _runs([])) if c.key == "L1 walker2d"]
+    assert l1.status == "incomplete (n=0 < 5)" and l1.primary
 
 
-def test_l2_pairs_the_two_lengths_by_seed_and_reads_the_sign():
+def test_l2_pairs_the_two_lengths_by_seed_and_reads_it_against_a_rise():
     table1 = _runs(_table1_row("ant-medium", 40.0, 30.0, 35.0, 33.0, seeds=range(6)))
     longer = _runs(_longer_row("ant-medium", 33.0, seeds=range(1, 7)))
-    e = lp.l2(table1, longer, "ant-medium", reps=300)
+    e = lp.l2(table1, longer, "ant-medium")
     # seeds 1-5 in both, each longer run exactly 3 above its seed's Table 1 run: no width when paired
     assert (e.mean, e.lo, e.hi, e.n) == (3.0, 3.0, 3.0, 5)
-    assert lp.l2_reading(e) == "still improved after Table 1's length"
-    same = lp.l2(table1, _runs(_longer_row("ant-medium", 30.0)), "ant-medium", reps=300)
-    assert lp.l2_reading(same) == "no difference shown"
+    (c,) = [c for c in lp.comparisons(table1, longer, _runs([])) if c.key == "L2 ant-medium"]
+    assert (c.expected_sign, c.margin, c.primary) == (1, 5.0, False)
+    assert lp.read_protocol([c])[c.key].word == "supports"
+    # exactly no change on every seed: shown inside the margin, equivalent (never "no difference shown")
+    same = [c for c in lp.comparisons(table1, _runs(_longer_row("ant-medium", 30.0)), _runs([]))
+            if c.key == "L2 ant-medium"]
+    assert lp.read_protocol(same)["L2 ant-medium"].word == "equivalent"
 
 
 def test_l3_sets_the_longer_arm_against_odts_own_end_of_pretraining():
     table1 = _runs(_table1_row("ant-medium", 40.0, 30.0, 35.0, 33.0))  # ODT's offline_score: 30 in every run
-    e = lp.l3(table1, _runs(_longer_row("ant-medium", 31.0)), "ant-medium", reps=300)
+    e = lp.l3(table1, _runs(_longer_row("ant-medium", 31.0)), "ant-medium")
     assert e.mean == pytest.approx(33.0 - 30.0)
 
 
@@ -87,10 +93,10 @@ def test_the_arm_differs_from_table1s_offline_protocol_only_in_its_length():
     assert dataclasses.replace(longer, pretrain_updates=table1.pretrain_updates) == table1
 
 
-def test_cli_rejects_few_resamples_and_an_empty_tree(tmp_path, capsys):
-    with pytest.raises(SystemExit) as few:
-        lp.main(["--results", str(tmp_path), "--reps", "50"])
-    assert few.value.code == 2 and "--reps: 50 is out of range" in capsys.readouterr().err
+def test_cli_has_no_resampling_option_and_rejects_an_empty_tree(tmp_path, capsys):
+    with pytest.raises(SystemExit) as old:
+        lp.main(["--results", str(tmp_path), "--reps", "500"])
+    assert old.value.code == 2 and "unrecognized arguments: --reps" in capsys.readouterr().err
     assert lp.main(["--results", str(tmp_path)]) == 1
     assert "no table1 runs" in capsys.readouterr().err
 
@@ -99,7 +105,7 @@ def test_report_sets_l1_beside_c1_and_the_papers_row_term():
     table1 = _runs(_table1_row("walker2d-medium", 40.0, 30.0, 35.0, 33.0))
     longer = _runs(_longer_row("walker2d-medium", 36.0))
     empty = pd.DataFrame(columns=["method", "dataset", "phase", "seed", "updates", "score_mean"])
-    lines = lp.report_lines(table1, longer, empty, empty, reps=200)
+    lines = lp.report_lines(table1, longer, empty, empty, lp.read(table1, longer, _runs([])))
     row = next(line for line in lines if line.startswith("| walker2d-medium |")).split(" | ")
     # L1: 42 - 38 - 2 = +2.0; C1 with Table 1's offline protocol (mean 32): 42 - 32 - 2 = +8.0;
     # the paper's row term 4.60 - 0.44 = +4.2
@@ -138,26 +144,47 @@ def _c3_rows(dataset, dt, off, seeds=range(5)):
             + [("odt-offline", dataset, s, "complete", off + s, off + s) for s in seeds])
 
 
-def test_l4_is_c3_with_both_methods_at_the_longer_length_and_its_rule():
+def test_l4_is_c3_with_both_methods_at_the_longer_length_and_its_claim():
     longer = _runs(_c3_rows("hopper-medium-replay", dt=20.0, off=26.0))
-    e = lp.l4(longer, "hopper-medium-replay", reps=400)
+    e = lp.l4(longer, "hopper-medium-replay")
     assert e.mean == pytest.approx(6.0) and e.n == 5
-    assert lp.c3_verdict(e) == "consistent with the paper"
-    below = lp.l4(_runs(_c3_rows("hopper-medium-replay", dt=40.0, off=20.0)), "hopper-medium-replay", reps=400)
-    assert below.hi < 0 and lp.c3_verdict(below) == "differs from it"
-    few = lp.l4(_runs(_c3_rows("hopper-medium-replay", dt=20.0, off=26.0, seeds=range(4))), "hopper-medium-replay",
-                reps=400)
-    assert lp.c3_verdict(few) == "incomplete"
+    by_key = {c.key: c for c in lp.comparisons(_runs([]), _runs([]), longer)}
+    # the paper's C3 on the row is +23.9, beyond the margin: the claim is "> 0"
+    assert (by_key["L4 hopper-medium-replay"].expected_sign, by_key["L4 hopper-medium-replay"].primary) == (1, False)
+    assert lp.read_protocol([by_key["L4 hopper-medium-replay"]])["L4 hopper-medium-replay"].word == "supports"
+    below = {c.key: c for c in lp.comparisons(_runs([]), _runs([]), _runs(_c3_rows("hopper-medium-replay", 40.0, 20.0)))}
+    assert lp.read_protocol([below["L4 hopper-medium-replay"]])["L4 hopper-medium-replay"].word == "contradicts"
+    few = lp.comparisons(_runs([]), _runs([]), _runs(_c3_rows("hopper-medium-replay", dt=20.0, off=26.0, seeds=range(4))))
+    assert {c.key: c for c in few}["L4 hopper-medium-replay"].status == "incomplete (n=4 < 5)"
+
+
+def test_the_l1s_are_primary_and_l2_l4_l5_one_holm_family():
+    table1 = _runs(_table1_row("ant-medium", 40.0, 30.0, 35.0, 33.0) + _table1_row("ant-medium-replay", 30.0, 28.0, 30.0, 29.0)
+                   + _c3_rows("hopper-medium-replay", dt=27.0, off=14.0))
+    longer = _runs([("odt-offline", d, s, "complete", v + 1.5 * s * (s % 2), v) for d, v in
+                    (("ant-medium", 33.0), ("ant-medium-replay", 29.0)) for s in range(5)])
+    c3 = _runs([(m, "hopper-medium-replay", s, "complete", v + s * (1 + s % 2), v) for m, v in
+                (("dt", 28.0), ("odt-offline", 20.0)) for s in range(5)])
+    comparisons = lp.comparisons(table1, longer, c3)
+    assert [c.key for c in comparisons if c.primary] == ["L1 walker2d", "L1 ant"]
+    read = lp.read_protocol(comparisons)
+    family = [c.key for c in comparisons if not c.primary and c.status is None]
+    assert family == ["L2 ant-medium", "L2 ant-medium-replay", "L4 hopper-medium-replay",
+                      "L5 hopper-medium-replay dt", "L5 hopper-medium-replay odt-offline"]
+    assert [read[k].reading.p_difference_holm for k in family] == pytest.approx(
+        holm([read[k].reading.p_difference for k in family]))
 
 
 def test_c3_section_sets_l4_beside_table1s_c3_and_pairs_l5_per_method():
     table1 = _runs(_c3_rows("hopper-medium-replay", dt=27.0, off=14.0))  # Table 1's C3: 14 - 27 = -13
     longer = _runs(_c3_rows("hopper-medium-replay", dt=30.0, off=35.0))
     empty = pd.DataFrame(columns=["method", "dataset", "phase", "seed", "updates", "score_mean"])
-    lines = lp.c3_report_lines(table1, longer, empty, empty, reps=300)
+    lines = lp.c3_report_lines(table1, longer, empty, empty, lp.read(table1, _runs([]), longer))
     row = next(line for line in lines if line.startswith("| hopper-medium-replay | +5.0")).split(" | ")
-    assert row[2].startswith("-13.0") and row[-1] == "consistent with the paper |"
+    assert row[2].startswith("-13.0") and row[-2] == "> 0" and row[-1].startswith("**supports**")
     l5 = {line.split(" | ")[1]: line for line in lines if line.startswith("| hopper-medium-replay | ")
-          and line.split(" | ")[1] in ("dt", "odt-offline") and "still improved" in line}
+          and line.split(" | ")[1] in ("dt", "odt-offline") and "(n=5)" in line}
+    # every seed's longer run exactly 3 (dt) and 21 (odt-offline) above its Table 1 run: shown, supports
     assert l5["dt"].split(" | ")[2].startswith("+3.0") and l5["odt-offline"].split(" | ")[2].startswith("+21.0")
+    assert all("**supports**" in line for line in l5.values())
     assert "| hopper-medium-replay | dt | 30.0 | 31.0 | 32.0 | 33.0 | 34.0 |" in lines
