@@ -46,7 +46,6 @@ import contextlib
 import functools
 import importlib
 import io
-import os
 import pickle
 import sys
 import tempfile
@@ -62,7 +61,13 @@ import numpy as np
 import torch
 
 from benchmarks.official.adapters import stand_in_modules, to_official_trajectories
-from benchmarks.official.driver import DEPS_DIR, OFFICIAL_GRAD_CLIP, locate_source, official_variant
+from benchmarks.official.driver import (
+    DEPS_DIR,
+    OFFICIAL_GRAD_CLIP,
+    locate_source,
+    official_variant,
+    working_directory,
+)
 from odt.config import ConfigError, ODTConfig, make_config
 from odt.objective import masked_mean, stochastic_policy_loss
 from odt.policy import sample_squashed, squashed_action_log_prob
@@ -346,23 +351,13 @@ def official_loss_fn(main: Any) -> Callable:
 
 
 @contextlib.contextmanager
-def _working_directory(path: Path) -> Iterator[None]:
-    before = os.getcwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
-@contextlib.contextmanager
 def official_session(source: Path, data: Trajectories) -> Iterator[Session]:
     """The official code importable (``stand_in_modules``) and working in a scratch folder with
     ``data`` in its pickle layout, its prints kept off stdout."""
     make_env = functools.partial(ShapeOnlyEnv, data.obs_dim, data.act_dim)
     with (tempfile.TemporaryDirectory(prefix="odt-components-") as work,
           stand_in_modules({DATASET: make_env}, [source, source / DEPS_DIR]),
-          _working_directory(Path(work)), contextlib.redirect_stdout(io.StringIO())):
+          working_directory(Path(work)), contextlib.redirect_stdout(io.StringIO())):
         (Path(work) / "data").mkdir()
         with open(Path(work) / "data" / f"{DATASET}.pkl", "wb") as f:
             pickle.dump(to_official_trajectories(data), f)

@@ -217,7 +217,7 @@ def official_config(dataset: str, preset: str, seed: int, overrides: dict[str, A
 # ----- the agent -----------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def _working_directory(path: Path) -> Iterator[None]:
+def working_directory(path: Path) -> Iterator[None]:
     """main.py reads ``./data/<env>.pkl``: the official run works in a scratch folder."""
     before = os.getcwd()
     os.chdir(path)
@@ -282,7 +282,7 @@ class OfficialODTAgent:
         name = self.cfg.dataset
         with (tempfile.TemporaryDirectory(prefix="official-odt-") as work,
               stand_in_modules({name: self.make_env}, [source.path, source.path / DEPS_DIR]),
-              _working_directory(Path(work))):
+              working_directory(Path(work))):
             (Path(work) / "data").mkdir()
             with open(Path(work) / "data" / f"{name}.pkl", "wb") as f:
                 pickle.dump(to_official_trajectories(self.data), f)
