@@ -35,7 +35,7 @@ from odt.trajectories import Trajectories
 
 DT_TARGET_RETURN = {"hopper": 3600.0, "walker2d": 5000.0, "halfcheetah": 6000.0}
 # The cpu preset's AdamW rate for DT (the paper's 1e-4 at 40x fewer updates left DT still rising
-# at its last update): chosen on tuning seeds 100-101 by PROTOCOL-dt-sizing-cpu.md (session 23).
+# at its last update): chosen on tuning seeds 100-101 by PROTOCOL-dt-sizing-cpu.md (2026-11-26).
 CPU_DT_LR = 3e-4
 
 

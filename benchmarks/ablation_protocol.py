@@ -376,8 +376,8 @@ def shared_pretraining(curves: pd.DataFrame, a: str, b: str) -> list[int]:
 
 
 def fig9_eval_context(data: Data) -> list[Comparison]:
-    """D11 as registered (unpaired), then, exploratory and without a verdict (session-37 note of the
-    protocol): the arms share each seed's pretraining, so their end-of-pretraining scores are one
+    """D11 as registered (unpaired), then, exploratory and without a verdict (the protocol's note of
+    2026-11-28): the arms share each seed's pretraining, so their end-of-pretraining scores are one
     network rolled out with context 1 and with context 5, paired by seed."""
     out = _grid(data, "Fig. 9", "eval_context", "D11", "ctx=1", "ctx=5")
     runs, curves = data.runs["eval_context"], data.curves["eval_context"]
@@ -444,7 +444,7 @@ def fig12_lambda(data: Data) -> list[Comparison]:
 
 
 def _lambda_where_bound(last: pd.DataFrame, gap: pd.Series) -> Comparison:
-    """Exploratory (protocol's session-57 note, written after seed 20 of λ0 = 10 and 100): the same
+    """Exploratory (protocol's note of 2026-12-03, written after seed 20 of λ0 = 10 and 100): the same
     spread over only the initial values all of whose runs end with entropy within 0.5 of β, i.e.
     where the constraint binds and the paper's claim is about λ's resting value."""
     bound = gap.le(NEAR_BETA).groupby(last.variant).all()

@@ -46,7 +46,7 @@ Experiments (paper section in brackets):
   protocol trained as many updates as ODT's pretraining at the preset, on the rows where the
   ``cpu`` preset's two lengths differ (walker2d, ant: 5000 against 2500), so Table 1's delta ODT
   can be read without crediting finetuning with the extra offline updates.
-* ``offline_length_c3`` (the same protocol's session-42 amendment; not in the paper): DT and
+* ``offline_length_c3`` (the same protocol's amendment of 2026-11-29; not in the paper): DT and
   ODT's offline protocol both trained four times the preset's offline length (cpu: 1e4, the
   paper's 1e5 / 10) on hopper-medium-replay, the row where C3 (ODT offline against DT) differs
   from the paper, to see whether that difference belongs to the short budget.
@@ -232,7 +232,7 @@ OFFLINE_LENGTH_C3_FACTOR = 4  # the C3 arm: 4 x the cpu preset's 2500 offline up
 
 
 def _offline_length_c3_variants(m: str, d: str, p: str):
-    """PROTOCOL-offline-length-cpu.md, session-42 amendment: DT and ODT's offline protocol, each
+    """PROTOCOL-offline-length-cpu.md, amendment of 2026-11-29: DT and ODT's offline protocol, each
     with its own hyperparameters, trained OFFLINE_LENGTH_C3_FACTOR times the cpu preset's offline
     length; other presets keep their own length (smoke: a test of the wiring)."""
     if p != "cpu":
@@ -349,7 +349,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("offline_length", "Protocol PROTOCOL-offline-length-cpu.md: ODT's offline protocol trained as many "
                "updates as ODT's pretraining (walker2d, ant: the cpu preset's 5000, not 2500)",
                5, OFFLINE_LENGTH_DATASETS, ("odt-offline",), variants=_offline_length_variants),
-    Experiment("offline_length_c3", "PROTOCOL-offline-length-cpu.md, session-42 amendment: DT and ODT's offline "
+    Experiment("offline_length_c3", "PROTOCOL-offline-length-cpu.md, amendment of 2026-11-29: DT and ODT's offline "
                "protocol both trained 4x the cpu preset's offline length (1e4 updates) on hopper-medium-replay, "
                "where C3 differs from the paper",
                5, ("hopper-medium-replay",), ("dt", "odt-offline"), variants=_offline_length_c3_variants),

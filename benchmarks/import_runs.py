@@ -44,7 +44,7 @@ class Imported:
 
 def machine_of(run_dir: Path) -> dict:
     """What of a run's first attempt decides its numerics: versions, CPU count, CUDA, and the CPU
-    model where the record names it (records from before session 24 do not)."""
+    model where the record names it (records from before f2acd00, 2026-11-26, do not)."""
     first = (rec.read_attempts(run_dir) or [{}])[0]
     versions = first.get("versions") or {}
     machine = {"torch": versions.get("torch"), "python": versions.get("python"), "numpy": versions.get("numpy"),

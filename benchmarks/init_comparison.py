@@ -1,4 +1,4 @@
-"""``python -m benchmarks.init_comparison``: what the session-20 initialisation fix changed, run by run.
+"""``python -m benchmarks.init_comparison``: what the initialisation fix of 80c856e (2026-11-26) changed, run by run.
 
 ``PROTOCOL-official-init-cpu.md`` pre-registers two comparisons, both paired by seed between a
 run of the fixed code and the archived run of the same id made before the fix (same seed, data,
@@ -55,7 +55,7 @@ def per_seed_change(new: pd.DataFrame, old: pd.DataFrame, method: str, dataset: 
     """Seed -> new − old ``value`` for the complete runs of (method, dataset) on both sides. Where
     the frames carry each run's ``config`` (see :func:`with_configs`), a seed pairs only if its
     two configs are identical: the comparison is of the code's initialisation, so a run whose
-    preset changed since (DT's cpu rate, session 23) has no pair."""
+    preset changed since (DT's cpu rate, 0fed211 of 2026-11-26) has no pair."""
     a, b = complete_runs(new, method, dataset), complete_runs(old, method, dataset)
     diffs = per_seed_difference(a, b, value)
     if "config" in a and "config" in b:
@@ -135,7 +135,7 @@ def summary_text(root: Path, preset: str, experiment: str, archive: str, seeds: 
             f"archived runs of the same ids in `{root}/archive/{preset}/{archive}/{experiment}/`. I1 and I2 are "
             "pre-registered in `PROTOCOL-official-init-cpu.md`; the other rows describe. A seed pairs only "
             "where both runs have the same config.json (only the code's initialisation differs): a cell "
-            "whose preset changed since, such as `dt` after its cpu rate became 3e-4 (session 23), reads "
+            "whose preset changed since, such as `dt` after its cpu rate became 3e-4 (0fed211, 2026-11-26), reads "
             "'no paired seeds'. "
             f"{INTERVAL_METHOD}. I1 (primary) and I2 (its family, Holm) claim the fix raised the score "
             "(> 0), with equivalence against ±5 normalised points (`PROTOCOL-reanalysis.md`); "

@@ -107,9 +107,9 @@ class ConfigChanged(RuntimeError):
 # Config fields added after runs were recorded, with the value that reproduces what those runs
 # did: a record without the field ran with that value, so its absence is not a change.
 ADDED_FIELDS: dict[str, Any] = {
-    "online.add_rollouts": True,  # odt-control (session 5): before it, rollouts always entered the buffer
-    "online_window": 0,  # IQL's online window (session 5): before it, the whole buffer
-    "eval_episodes_interim": 0,  # ODT's, DT's and IQL's (session 43): before it, every evaluation ran eval_episodes
+    "online.add_rollouts": True,  # odt-control (1babb5f, 2026-11-23): before it, rollouts always entered the buffer
+    "online_window": 0,  # IQL's online window (1babb5f, 2026-11-23): before it, the whole buffer
+    "eval_episodes_interim": 0,  # ODT's, DT's and IQL's (911afa3, 2026-11-29): before it, every evaluation ran eval_episodes
     "online.online_updates": 0,  # ODT's update budget (odt-control-matched): before it, the sample budget alone
 }
 

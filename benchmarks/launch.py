@@ -404,7 +404,7 @@ def pretraining_waits(root: Path, specs: Sequence[RunSpec], groups: Sequence[str
     """``waits(spec)``: whether ``spec`` would wait for a same-pretraining run (same group,
     dataset and seed) that a live process, this launch's or another's, is pretraining now.
     Two launches of one experiment each order their own plan, so without this the second starts
-    the follower of the run the first is pretraining and a core idles on the lock (session 26)."""
+    the follower of the run the first is pretraining and a core idles on the lock (seen on 2026-11-26)."""
     cells: dict[tuple[str, str, int], list[RunSpec]] = {}
     cell_of: dict[str, tuple[str, str, int]] = {}
     for spec, group in zip(specs, groups, strict=True):
@@ -424,7 +424,7 @@ def held_by_live_holders(root: Path, specs: Sequence[RunSpec], grace_s: float,
     """The runs of ``specs`` whose lock another process still holds after up to ``grace_s``
     seconds in all. A launch that was just stopped holds its runs' locks until its jobs have
     exited; without the grace a launch started in that window would leave those runs to a
-    process about to die, and finish without running them (session 58). A live holder runs for
+    process about to die, and finish without running them (seen on 2026-12-03). A live holder runs for
     hours, so waiting out the grace costs a launch that meets one only those seconds."""
     held = [s for s in specs if held_elsewhere(rec.run_dir(root, s))]
     if held and grace_s > 0 and say is not None:
@@ -629,7 +629,7 @@ def data_content_conflicts(root: Path | str, specs: Sequence[RunSpec],
     run of their experiment already in ``root`` trained on other data than the file on disk holds
     (another content hash: a remade medium-replay file is another dataset, see
     ``benchmarks.datasets.portable_math``). That covers a row wholly on other data and a mixed one,
-    whose runs on other data the launch would skip as complete (session 40: old-file records under
+    whose runs on other data the launch would skip as complete (2026-11-28: old-file records under
     the new row's run ids, which do not name the file). Empty when they all agree or there is
     nothing to compare. Full-size data only. ``read`` as in ``dataset_provenance``; ``loaded`` as in
     ``_complete_runs``."""
@@ -665,7 +665,7 @@ def complete_runs_on_other_data(root: Path | str, specs: Sequence[RunSpec],
     """Dataset name -> a warning naming the complete runs among ``specs`` that trained on other data
     than the file on disk holds. ``data_content_conflicts`` looks only at the runs a launch starts;
     a row with nothing left to run is skipped as complete, so its runs on an old file went unseen
-    (session 41: S4's rerun on a remade file ran nothing). A warning, not a refusal: a complete
+    (2026-11-28: S4's rerun on a remade file ran nothing). A warning, not a refusal: a complete
     plan's tables can still be rewritten. Full-size data only; ``read`` and ``loaded`` as in
     ``data_content_conflicts``."""
     from benchmarks.methods import dataset_size
@@ -742,7 +742,7 @@ CPU_CORE_FLOPS = 4e10  # effective FLOP/s of one core: 38-46 measured for the cp
 GPU_FLOPS = 2.0e13  # nominal effective FLOP/s of one modern GPU on this model (rough)
 EPISODE_FRACTION = 0.5  # mean locomotion episode length assumed, as a fraction of the cap
 ENV_STEP_S = 3e-4  # seconds per MuJoCo locomotion step with a policy forward, CPU
-# AntMaze: 70 s of one core per evaluation of 100 episodes x 700 steps (session-28 sizing records);
+# AntMaze: 70 s of one core per evaluation of 100 episodes x 700 steps (sizing records of 2026-11-27);
 # its episodes end only at the goal, which few reach at this scale, so they are counted at the cap
 ANTMAZE_STEP_S = 1e-3
 

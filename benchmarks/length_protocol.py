@@ -19,7 +19,7 @@ hyperparameters) as long as ODT's pretraining; from its runs and Table 1's, per 
   also evaluated are expected to be equal (the learning-rate schedule does not depend on the
   length).
 
-The protocol's session-42 amendment adds experiment ``offline_length_c3``: DT and the offline
+The protocol's amendment of 2026-11-29 adds experiment ``offline_length_c3``: DT and the offline
 protocol both trained four times the preset's offline length on hopper-medium-replay, where C3
 (mean ``odt-offline`` - mean ``dt``) differs from the paper. From its runs:
 
@@ -77,7 +77,7 @@ from benchmarks.rows_protocol import (
 EXPERIMENT = "offline_length"
 DOMAINS = {d: ROW_DOMAINS[d] for d in ("walker2d", "ant")}  # where the cpu preset's two lengths differ
 METHOD = "odt-offline"
-C3_EXPERIMENT = "offline_length_c3"  # the session-42 amendment: DT and the offline protocol at 4x the length
+C3_EXPERIMENT = "offline_length_c3"  # the amendment of 2026-11-29: DT and the offline protocol at 4x the length
 C3_ROWS = ("hopper-medium-replay",)  # where C3 differs from the paper
 C3_METHODS = ("dt", METHOD)
 
@@ -219,8 +219,8 @@ def _finals_table(longer: pd.DataFrame, pairs: Sequence[tuple[str, str]], with_m
 
 def c3_report_lines(table1: pd.DataFrame, longer: pd.DataFrame, table1_curves: pd.DataFrame,
                     longer_curves: pd.DataFrame, verdicts: dict[str, Verdict]) -> list[str]:
-    """The session-42 amendment's section: L4 beside Table 1's C3, L5 per method, the check, the finals."""
-    lines = ["## The C3 arm (session-42 amendment): DT and ODT offline both at 4x the preset's length", "",
+    """The section of the amendment of 2026-11-29: L4 beside Table 1's C3, L5 per method, the check, the finals."""
+    lines = ["## The C3 arm (amendment of 2026-11-29): DT and ODT offline both at 4x the preset's length", "",
              "### L4: C3 (mean ODT offline − mean DT) with both at the longer length", "",
              "| row | L4 | C3 (Table 1's lengths) | the paper | claim | verdict |", "|---|---|---|---|---|---|"]
     for d in C3_ROWS:

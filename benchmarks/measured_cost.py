@@ -80,7 +80,7 @@ def matching(timed: Mapping[Computation, list[TimedRun]], spec: RunSpec, config:
              from_shared_pretraining: bool, cpu_model: str | None = None) -> list[TimedRun]:
     """The timed runs of the computation ``spec`` (with ``config``, its config as a dict) makes;
     only those timed on ``cpu_model`` (the CPU the runs will have) where there are any, since the
-    same run's cost differs by CPU model (session 33: a Fig. 10 run ~13 min on the Xeon, ~17-21
+    same run's cost differs by CPU model (2026-11-27: a Fig. 10 run ~13 min on the Xeon, ~17-21
     on the AMD EPYC)."""
     key = Computation(spec.method, spec.dataset, tuple(spec.g_eval_sweep), from_shared_pretraining)
     wanted = without_seed(config)

@@ -493,7 +493,7 @@ C3_COLORS = dict(zip(C3_ARMS.values(), ("#2ca02c", "#d62728", "#98df8a", "#ff989
 
 
 def offline_length_c3_runs(df: pd.DataFrame) -> pd.DataFrame:
-    """The session-42 amendment's arms (DT and the offline protocol at 1e4 updates) and Table 1's
+    """The arms of the amendment of 2026-11-29 (DT and the offline protocol at 1e4 updates) and Table 1's
     DT and offline protocol on the rows ``offline_length_c3`` has runs of."""
     rows = df.dataset.isin(set(df.dataset[df.experiment == "offline_length_c3"]))
     arms = pd.Series(list(zip(df.experiment, df.method)), index=df.index).isin(set(C3_ARMS))
@@ -625,7 +625,7 @@ FIGURES = [
     Figure("offline_length", "offline_length", "PROTOCOL-offline-length-cpu.md: the offline protocol trained "
            "as long as ODT's pretraining, beside Table 1's offline protocol and ODT's own pretraining" + CURVE_BAND,
            draw_offline_length, (12, 5), select=offline_length_runs, also=("table1",)),
-    Figure("offline_length_c3", "offline_length_c3", "PROTOCOL-offline-length-cpu.md, session-42 amendment: DT and "
+    Figure("offline_length_c3", "offline_length_c3", "PROTOCOL-offline-length-cpu.md, 2026-11-29 amendment: DT and "
            "ODT's offline protocol at 1e4 updates beside Table 1's (2500)" + CURVE_BAND,
            draw_offline_length_c3, (7, 5), select=offline_length_c3_runs, also=("table1",)),
     Figure("iql_offline_curve", "iql_offline_curve", "Tuning (seed 100): IQL's offline score over 2e5 updates", draw_offline_curve),

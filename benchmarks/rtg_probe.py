@@ -9,7 +9,7 @@ of the mean action (over windows and action entries) against the action at the r
 (m = 1). Beside it: the same distance between the actions of two different windows at m = 1,
 the size of "a different decision", and the norm of the return embedding's bias over its weight's.
 
-A model that sees only the sign of its return-to-go (the bug session 20 fixed: GPT-2's zero bias
+A model that sees only the sign of its return-to-go (the bug 80c856e fixed: GPT-2's zero bias
 on ``embed_return``) shows 0 between any two positive targets. The probe reads checkpoints, which
 stay on the machine that ran the runs (they are not committed); it runs no episode.
 

@@ -492,7 +492,7 @@ def hyperparameter_text(tex: bool = False) -> str:
     parts.append(("What the cpu and smoke presets change (hopper-medium; other datasets alike; dt: the DT baseline, baselines/dt.py)",
                   ["protocol", "field", "paper", "cpu", "smoke"], preset_differences()))
     parts.append(("AntMaze's budgets at the cpu preset (both AntMaze rows; sized by PROTOCOL-antmaze-sizing-cpu.md; "
-                  "interim evaluations: PROTOCOL-table1-rows-cpu.md, session 43; IQL's alike)",
+                  "interim evaluations: PROTOCOL-table1-rows-cpu.md, amendment of 2026-11-29; IQL's alike)",
                   ["protocol", "field", "paper", "cpu", "smoke"],
                   [r for r in preset_differences("antmaze-umaze")
                    if r[1] in ("pretrain_updates", "eval_every_updates", "eval_episodes_interim")]))

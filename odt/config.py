@@ -359,7 +359,7 @@ def scale_to_cpu(cfg: ODTConfig) -> ODTConfig:
 CPU_ANTMAZE_UPDATES = 20_000  # DT, ODT's offline protocol, ODT's pretraining before finetuning
 CPU_ANTMAZE_EVAL_EVERY = 2500  # as in the sizing runs: 8 evaluations of 100 700-step episodes, not 20
 # the evaluations that do not end a phase run 20 episodes, those that do keep AntMaze's 100
-# (PROTOCOL-table1-rows-cpu.md, session-43 amendment: evaluation was a fifth to a third of an AntMaze run's cost)
+# (PROTOCOL-table1-rows-cpu.md, amendment of 2026-11-29: evaluation was a fifth to a third of an AntMaze run's cost)
 CPU_ANTMAZE_EVAL_EPISODES_INTERIM = 20
 
 

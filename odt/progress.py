@@ -2,7 +2,7 @@
 
 tqdm redraws a bar with a carriage return every ~0.1-2 s. On a terminal that is one line; in a
 redirected log (a Slurm job's, a `nohup` batch's) every redraw is kept, and a 79-minute dataset
-forge wrote ~1 MB of them (session 34). When the bar's stream is not a terminal, it is redrawn at
+forge wrote ~1 MB of them (2026-11-28). When the bar's stream is not a terminal, it is redrawn at
 most once a minute instead; terminals and notebooks keep tqdm's own pace.
 """
 

@@ -744,7 +744,7 @@ def test_lambda_figure_marks_beta_of_the_datasets_action_space():
 
 def test_lambda_figure_draws_each_run_to_its_own_end_beyond_the_mean():
     """The mean of an initial lambda stops where its first run stops; a longer seed's later course
-    (session 57: lambda0 = 10 seed 21 dips again after 60k updates) is still drawn, thin."""
+    (2026-12-03: lambda0 = 10 seed 21 dips again after 60k updates) is still drawn, thin."""
     import matplotlib.pyplot as plt
     ends = {"short": 100, "long": 300}
     rows = [{"run_id": r, "dataset": "walker2d-medium", "method": "odt", "variant": "lambda0=10", "status": "complete",
@@ -989,7 +989,7 @@ def test_a_figure_whose_selection_is_empty_is_skipped_not_crashed(tmp_path):
 
 def test_a_row_whose_runs_trained_on_different_data_contents_fails(tmp_path):
     """A remade medium-replay file with other content is another dataset: its runs must not join
-    the row's cells (session 24: an odt-offline run on a remade hopper-medium-replay file)."""
+    the row's cells (2026-11-26: an odt-offline run on a remade hopper-medium-replay file)."""
     root, rule = tmp_path / "r", {"kind": "same_data", "experiment": "table1"}
     for method in ("odt", "odt-offline"):
         for s in range(2):

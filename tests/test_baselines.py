@@ -389,7 +389,7 @@ def test_dt_settings_are_dt_own_and_do_not_follow_odt_defaults(monkeypatch):
 def test_dt_errors_name_the_bad_value_and_the_choices():
     with pytest.raises(ConfigError) as err:
         dt_config("hopper-medium", preset="fast")
-    assert str(err.value) == "unknown preset 'fast'; known: paper, cpu, smoke"
+    assert str(err.value) == "unknown preset 'fast'; known: paper, cpu, cpu-200k, smoke"
     cfg = dt_config("hopper-medium", "smoke", overrides={"model.stochastic": True})
     with pytest.raises(ConfigError) as err:
         dt_agent(cfg, None, make_hopper)

@@ -125,7 +125,7 @@ def _complete_run_on(root: Path, dataset: str, content: str, seed: int = 7) -> P
 
 def test_a_file_with_other_data_than_the_rows_complete_runs_is_refused(tmp_path, data_dir, launches, hopper_random,
                                                                        capsys):
-    """Session 24: a remade medium-replay file (SAC's history differs by CPU) held other data than
+    """2026-11-26: a remade medium-replay file (SAC's history differs by CPU) held other data than
     the row's runs had used, and a run started on it. Now nothing starts; the message says why."""
     from benchmarks.datasets.loading import load_dataset
     _hopper_file(data_dir / "d4rl" / "hopper-medium-v2.hdf5", hopper_random)
@@ -142,7 +142,7 @@ def test_a_file_with_other_data_than_the_rows_complete_runs_is_refused(tmp_path,
 
 def test_a_row_whose_complete_runs_mix_the_files_data_with_other_data_is_refused(tmp_path, data_dir, launches,
                                                                                    hopper_random, capsys):
-    """Session 40: old-file records sat under the new row's run ids (a run id does not name the file).
+    """2026-11-28: old-file records sat under the new row's run ids (a run id does not name the file).
     The file on disk was among the row's contents, so the launch passed and would have skipped the
     old-file runs as complete. Now it names them and starts nothing until they are archived."""
     from benchmarks.datasets.loading import load_dataset
@@ -163,7 +163,7 @@ def test_a_row_whose_complete_runs_mix_the_files_data_with_other_data_is_refused
 
 def test_a_complete_row_on_other_data_than_the_file_is_named_in_a_warning(tmp_path, data_dir, launches,
                                                                           hopper_random, capsys):
-    """Session 41: S4's rerun on a remade file ran nothing, its runs on the old file counting as
+    """2026-11-28, later: S4's rerun on a remade file ran nothing, its runs on the old file counting as
     complete, and nothing said so. Now the launch warns and names them; it still goes ahead (a
     complete plan's tables can be rewritten), and says nothing once the runs are archived."""
     from benchmarks.datasets.loading import load_dataset
@@ -247,7 +247,7 @@ def test_the_default_preset_is_paper_on_slurm_or_a_gpu_else_cpu(tmp_path, data_d
 ])
 def test_local_jobs_are_given_the_gpus_the_launcher_sees(tmp_path, monkeypatch, listed, gpus, given):
     """Submitit's local executor sets each job's CUDA_VISIBLE_DEVICES to the GPUs it is given and
-    hides every GPU otherwise (the device machine's cpu-preset batch of session 36 ran on the CPU
+    hides every GPU otherwise (the device machine's cpu-preset batch of 2026-11-28 ran on the CPU
     while the launch estimated it on the GPU): a local job is now given the launcher's GPUs."""
     monkeypatch.setattr(launch_mod, "gpu_present", lambda: True)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", listed)

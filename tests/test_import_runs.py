@@ -88,7 +88,7 @@ def test_a_run_from_another_cpu_model_is_named_older_records_without_one_are_not
     make_run(dst, "local__s20", cpu_model="Xeon A")
     make_run(src, "other__s21", cpu_model="EPYC B")
     make_run(src, "same__s22", cpu_model="Xeon A")
-    make_run(src, "old__s23")  # a record from before session 24 names no CPU model
+    make_run(src, "old__s23")  # a record from before f2acd00 (2026-11-26) names no CPU model
     rows = {r.run.split("/")[-1]: r for r in import_runs(src, dst)}
     assert rows["other__s21"].detail.endswith(": cpu_model EPYC B vs Xeon A")
     assert rows["same__s22"].detail == "" and rows["old__s23"].detail == ""
@@ -106,7 +106,7 @@ def test_dry_run_copies_nothing_and_bad_roots_are_refused(tmp_path, capsys):
 
 
 def test_a_run_archived_here_is_not_brought_back_by_an_older_checkout(tmp_path, capsys):
-    """Session 20 archived superseded runs under results/archive/; a worktree made before that
+    """On 2026-11-26 superseded runs were archived under results/archive/; a worktree made before that
     still holds them under cpu/<experiment>/, and importing from it must not resurrect them."""
     src, dst = tmp_path / "src", tmp_path / "dst"
     make_run(src, "old__s20", score=30.0)

@@ -1,4 +1,4 @@
-"""The session-20 init comparison (I1, I2 of PROTOCOL-official-init-cpu.md), on hand-made runs."""
+"""The init comparison of 2026-11-26 (I1, I2 of PROTOCOL-official-init-cpu.md), on hand-made runs."""
 
 import numpy as np
 import pandas as pd

@@ -126,7 +126,7 @@ def test_longer_runs_on_another_data_file_are_left_out_and_named():
     assert not lp.on_other_data(same, table1).any() and lp.other_data_lines(same[lp.on_other_data(same, table1)]) == []
 
 
-# ----- the session-42 amendment: C3 with DT and ODT offline both at 4x the preset's length ------
+# ----- the amendment of 2026-11-29: C3 with DT and ODT offline both at 4x the preset's length --
 def test_the_c3_arm_trains_dt_and_odt_offline_four_times_longer_and_changes_nothing_else():
     specs = expand("offline_length_c3", "cpu", seeds=1)
     assert sorted((s.method, s.dataset) for s in specs) == [("dt", "hopper-medium-replay"),

@@ -57,7 +57,7 @@ def test_cpu_antmaze_budgets_are_the_sizing_protocols_and_locomotion_keeps_its_o
         assert configs[1].online.online_samples == 5000 and configs[0].online.online_samples == 0
         assert make_config(d, "online", "paper").pretrain_updates == 7000
         assert make_config(d, "offline", "paper").pretrain_updates == 100_000
-        # the session-43 amendment: 20 episodes at the evaluations that do not end a phase
+        # the amendment of 2026-11-29: 20 episodes at the evaluations that do not end a phase
         assert [(c.eval_episodes, c.eval_episodes_interim) for c in configs] == [(100, 20)] * 3
         assert make_config(d, "online", "paper").eval_episodes_interim == 0
     expected = {"hopper-medium": (2500, 2500), "walker2d-medium": (2500, 5000), "ant-medium-replay": (2500, 5000)}

@@ -131,7 +131,7 @@ def test_antmaze_runs_at_the_floor_get_no_verdict():
 
 def test_paper_values_are_the_ones_the_protocol_states():
     # PROTOCOL-table1-rows-cpu.md, C1, from the paper's Table 1 by hand: hopper (30.59 + 2.25) - (2.98 + 4.10)
-    # antmaze (the session-45 amendment): (35.4 + 7.99) - (2.4 - 7.6)
+    # antmaze (the amendment of 2026-11-29 on the antmaze domain): (35.4 + 7.99) - (2.4 - 7.6)
     assert {d: round(rp.paper_c1(d), 1) for d in rp.DOMAINS} == {
         "hopper": 25.8, "walker2d": 15.2, "halfcheetah": -0.2, "ant": 3.4, "antmaze": 48.6}
     assert rp.paper_c3("ant-medium") == pytest.approx(91.33 - 93.56)

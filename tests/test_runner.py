@@ -110,13 +110,13 @@ def test_estimate_counts_updates_and_env_steps_of_the_paper_config():
 
 def test_antmaze_estimate_counts_its_evaluations_at_the_cap_and_at_antmaze_step_cost():
     """AntMaze episodes end only at the goal: an evaluation of 100 episodes is 100 x 700 steps
-    (~70 s of one core in the session-28 records); locomotion keeps episodes of half the cap."""
+    (~70 s of one core in the sizing records of 2026-11-27); locomotion keeps episodes of half the cap."""
     from benchmarks.launch import ANTMAZE_STEP_S, ENV_STEP_S
 
     cfg = make_config("antmaze-umaze", "offline", "cpu")  # 2e4 updates, evaluated every 2500
     _, env_steps, _, _ = estimate_run(cfg, "antmaze-umaze")
     # 8 evaluations, as the committed DT antmaze-umaze curves have (2500, 5000, ..., 20000): the one
-    # ending the offline phase runs 100 episodes, the other 7 run 20 (the session-43 amendment)
+    # ending the offline phase runs 100 episodes, the other 7 run 20 (the amendment of 2026-11-29)
     assert env_steps == pytest.approx((1 * 100 + 7 * 20) * 700)
     (spec,) = expand("table1", "cpu", seeds=1, datasets=["antmaze-umaze"], methods=["odt-offline"])
     assert estimate([spec]).env_seconds == pytest.approx((100 + 7 * 20) * 700 * ANTMAZE_STEP_S)
@@ -284,7 +284,7 @@ def test_a_second_launch_leaves_held_runs_to_the_first_and_does_not_call_them_fa
 
 
 def test_a_launch_runs_what_a_stopping_launch_lets_go_within_the_grace(tmp_path, capsys):
-    """A launch that was just stopped holds its runs' locks until its jobs have exited (session 58:
+    """A launch that was just stopped holds its runs' locks until its jobs have exited (2026-12-03:
     a launch started in that window left the run to a dying process and finished without it).
     A holder that lets go within the grace leaves the run to this launch (one that holds on past the
     grace keeps it: the test above)."""

@@ -249,7 +249,7 @@ def test_raising_job_is_reported_with_its_log_while_the_others_finish(tmp_path):
     assert "no_such_field" in failure.error
     log = Path(failure.log)
     # the job's result (the error above) can reach the launcher before srun has flushed the
-    # job's stderr to the log file (seen once in a .ci/run, session 43): the log holds it soon after
+    # job's stderr to the log file (seen once in a .ci/run, 2026-11-29): the log holds it soon after
     _wait_until(lambda: log.exists() and "no_such_field" in log.read_text(), 30, f"the error in {log}")
     assert rec.read_record(rec.run_dir(tmp_path, bad))["status"] == "failed"
     assert all(rec.is_complete(rec.run_dir(tmp_path, s)) for s in good)

@@ -1,11 +1,11 @@
 """Floating-point settings that pin the forge's SAC training to one code path (MKL's and PyTorch's
 AVX2 branches), and a description of the settings a training actually ran under. They make a
 file remakeable on the CPU model that made it; they do not make it remakeable across models:
-session 32's AMD EPYC, under the same pins, did not remake the file an Intel Xeon made
+an AMD EPYC on 2026-11-27, under the same pins, did not remake the file an Intel Xeon made
 (``paper_tables/datasets/README.md``).
 
 Why: a medium-replay dataset *is* SAC's replay buffer, so the file is only as reproducible as
-the SAC run that filled it. Session 24 found that it is not reproducible across machines: on a
+the SAC run that filled it. On 2026-11-26 it proved not reproducible across machines: on a
 fresh machine, ``make hopper-medium-replay`` no longer reached the medium level (33.3) at the
 80,000 steps its committed card records: its evaluations read 9.6 at 80,000 and 26.6 at 95,000, while
 ``make hopper-medium``, which only *collects* with the committed policy, gave the same content
@@ -22,8 +22,8 @@ Both variables are read when the library first needs them (the first matrix prod
 dispatched kernel), so they must be set before a process computes anything: the dataset CLI
 sets them first thing, and ``benchmarks.run --make-datasets`` runs that CLI in a child process,
 so the settings never reach the ODT, DT, IQL or SAC runs (their numbers are pinned per machine,
-as before). The card records the CPU and the settings, which is how session 32 could tell that
-another CPU model does not give the same bits.
+as before). The card records the CPU and the settings, which is how it could be told on
+2026-11-27 that another CPU model does not give the same bits.
 """
 
 from __future__ import annotations
