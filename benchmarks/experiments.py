@@ -346,6 +346,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("official", "Protocol PROTOCOL-official-cpu.md: the unmodified official online-dt code on the same "
                "data, environment and config as Table 1's odt cells (needs ODT_OFFICIAL_SRC)",
                10, ("hopper-medium", "hopper-medium-replay", "walker2d-medium"), ("official-odt",)),
+    Experiment("official_more", "PROTOCOL-official-cpu.md, amendment of 2026-12-04: 10 more seeds (10-19) of both "
+               "arms on hopper-medium, after the registered reading at 10 seeds was inconclusive (needs ODT_OFFICIAL_SRC)",
+               10, ("hopper-medium",), ("odt", "official-odt"), first_seed=10),
     Experiment("offline_length", "Protocol PROTOCOL-offline-length-cpu.md: ODT's offline protocol trained as many "
                "updates as ODT's pretraining (walker2d, ant: the cpu preset's 5000, not 2500)",
                5, OFFLINE_LENGTH_DATASETS, ("odt-offline",), variants=_offline_length_variants),
