@@ -259,3 +259,53 @@ def test_table1_shows_the_official_column_beside_ours():
     assert row == ("| hopper-medium | 35.00 ± 5.00 (n=2) | 24.00 ± 3.27 (n=3) | 55.00 ± 5.00 (n=2) "
                    "| 44.00 ± 3.27 (n=3) |")
     assert official_section(ours, official.iloc[0:0], "cpu") == ""  # no official run: no section
+
+
+def _runs_20(ours_final: list[float], official_final: list[float], gain_ours: float, gain_official: float):
+    rows = []
+    for method, finals, gain in (("odt", ours_final, gain_ours), ("official-odt", official_final, gain_official)):
+        for seed, final in enumerate(finals):
+            rows.append({"method": method, "dataset": "hopper-medium", "seed": seed, "status": "complete",
+                         "final_score": final, "offline_score": final - gain})
+    return pd.DataFrame(rows)
+
+
+def test_the_amendment_waits_for_twenty_seeds_per_arm_then_reads_at_the_second_look_level():
+    rng = np.random.default_rng(1)
+    ours, official = list(60 + rng.normal(0, 10, 20)), list(45 + rng.normal(0, 10, 20))
+    partial = _runs_20(ours, official[:15], 20.0, 0.0)
+    assert not comparison.amendment_complete(partial)
+    assert "Not read" in "\n".join(comparison.amendment_lines(partial))  # no interim look
+    runs = _runs_20(ours, official, 20.0, 0.0)
+    assert comparison.amendment_complete(runs)
+    primary = comparison.read_all(runs, comparison.amended_rows(), comparison.SECOND_LOOK_ALPHA)[0]
+    assert len(primary.ours) == len(primary.official) == 20
+    # independently: a 95.2% Welch interval (t quantile at 1 - 0.048 / 2, Welch-Satterthwaite df)
+    from scipy import stats
+    a, b = np.array(ours), np.array(official)
+    va, vb = a.var(ddof=1) / 20, b.var(ddof=1) / 20
+    df = (va + vb) ** 2 / (va**2 / 19 + vb**2 / 19)
+    half = stats.t.ppf(1 - 0.048 / 2, df) * np.sqrt(va + vb)
+    assert (primary.interval.low, primary.interval.high) == pytest.approx((a.mean() - b.mean() - half,
+                                                                           a.mean() - b.mean() + half))
+    assert primary.verdict == "contradicts"  # 15 points apart at SD 10 and n = 20
+    # the first look's seeds alone are still read at 0.05, as registered
+    assert comparison.read_all(runs)[0].interval.confidence == pytest.approx(0.95)
+    gain = comparison.read_online_gain(runs)
+    assert gain.interval.estimate == pytest.approx(20.0)  # 20 - 0, every run's own two scores
+    text = "\n".join(comparison.amendment_lines(runs))
+    assert "| hopper-medium | final (primary) |" in text and "(95.2%)" in text and "(90.4%)" in text
+
+
+def test_a_difference_at_the_second_look_needs_the_stricter_level():
+    # p between 0.048 and 0.05: significant at a single look, not at the second of two
+    from scipy import stats
+    base = np.linspace(-1.0, 1.0, 20)
+    se = base.std(ddof=1) * np.sqrt(2 / 20)  # equal variances: Welch's df is 38
+    shift = stats.t.ppf(1 - 0.049 / 2, 38) * se  # two-sided p = 0.049
+    runs = _runs_20(list(base + shift), list(base), 0.0, 0.0)
+    primary = comparison.read_all(runs, comparison.amended_rows(), comparison.SECOND_LOOK_ALPHA)[0]
+    assert primary.interval.p_value == pytest.approx(0.049)
+    assert comparison.read_all(runs, comparison.amended_rows())[0].verdict == "contradicts"  # one look
+    assert primary.verdict != "contradicts"
+    assert primary.interval.low < 0 < primary.interval.high
