@@ -4,6 +4,7 @@ has the official entry points and order of calls."""
 
 from __future__ import annotations
 
+import json
 import pickle
 import sys
 import types
@@ -309,3 +310,32 @@ def test_a_difference_at_the_second_look_needs_the_stricter_level():
     assert comparison.read_all(runs, comparison.amended_rows())[0].verdict == "contradicts"  # one look
     assert primary.verdict != "contradicts"
     assert primary.interval.low < 0 < primary.interval.high
+
+
+# ----- whole-run timing from records ------------------------------------------------------------
+
+def _timed_record(root, method: str, seed: int, seconds: float, updates: int, status: str = "complete",
+                  attempts: int = 1) -> None:
+    d = root / "cpu" / "official_more" / f"{method}__hopper-medium__default__s{seed}__x"
+    d.mkdir(parents=True)
+    (d / "spec.json").write_text(json.dumps({"method": method, "dataset": "hopper-medium", "seed": seed}))
+    (d / "record.json").write_text(json.dumps({
+        "status": status, "attempts": attempts, "attempt_seconds": seconds, "final_score": 50.0,
+        "counters": {"updates": updates, "online_samples": 5000}}))
+
+
+def test_timing_from_records_pairs_complete_single_attempt_runs_by_seed(tmp_path):
+    from benchmarks.official import timing
+    for seed, (ours, official) in enumerate([(600.0, 1200.0), (500.0, 1500.0), (700.0, 1400.0)]):
+        _timed_record(tmp_path, "odt", seed, ours, 6000)
+        _timed_record(tmp_path, "official-odt", seed, official, 7000)
+    _timed_record(tmp_path, "odt", 3, 650.0, 6000)  # no official twin: left out
+    _timed_record(tmp_path, "official-odt", 4, 900.0, 7000, status="running")
+    _timed_record(tmp_path, "odt", 4, 900.0, 6000, attempts=2)  # resumed: its seconds are not one run's
+    rounds = timing.rounds_from_records(tmp_path, "cpu", "official_more", "hopper-medium")
+    assert [[t.seed for t in r] for r in rounds] == [[0, 0], [1, 1], [2, 2]]
+    out = timing.summary(rounds, ("wall_s",))
+    assert out["ratio_wall_s"] == {"median": 0.5, "min": 1 / 3, "max": 0.5, "n": 3}  # 0.5, 1/3, 0.5
+    assert out["odt_wall_ms_per_update"]["median"] == pytest.approx(600.0 / 6000 * 1000)
+    assert out["official-odt_wall_ms_per_update"]["max"] == pytest.approx(1500.0 / 7000 * 1000)
+    assert "cpu_s" not in "".join(out)  # records keep no CPU time: none is reported

@@ -8,6 +8,11 @@ system's accounting of the finished child) and its wall time are kept, and the r
 official is taken within each round. Rounds use seeds ``--first-seed``, +1, ... (tuning seeds:
 these runs are for timing, their scores are not results). Needs ``ODT_OFFICIAL_SRC``
 (docs/official-odt.md). Writes ``--out`` (JSON) with every round and the medians.
+
+``--from-records EXPERIMENT`` runs nothing: it pairs by seed the complete records of both
+methods in one experiment whose two arms ran in one sitting on one machine (``official_more``:
+one launcher per arm, one thread each, side by side) and summarises their wall time per run and
+per update. Records keep wall time only (``attempt_seconds``), not the process's CPU time.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ class Timed:
     method: str
     seed: int
     wall_s: float
-    cpu_s: float  # user + system time of the child and its own children
+    cpu_s: float | None  # user + system time of the child and its own children (None: not measured)
     updates: int
     online_samples: int
     final_score: float | None
@@ -64,10 +69,31 @@ def run_pair(dataset: str, preset: str, seed: int, threads: int, scratch: Path) 
     return timed
 
 
-def summary(rounds: list[list[Timed]]) -> dict:
+def rounds_from_records(results: Path, preset: str, experiment: str, dataset: str) -> list[list[Timed]]:
+    """One round per seed that both methods completed in ``experiment``: each run's wall time
+    (its single attempt's seconds; a resumed run is left out), updates and final score."""
+    from benchmarks import records as rec
+
+    by_seed: dict[int, dict[str, Timed]] = {}
+    for directory in rec.iter_run_dirs(results, preset, experiment):
+        if not (directory / "record.json").is_file():  # a run not started yet or stopped early
+            continue
+        record, spec = rec.read_json(directory / "record.json"), rec.read_json(directory / "spec.json")
+        if record.get("status") != "complete" or record.get("attempts") != 1 or spec.get("dataset") != dataset:
+            continue
+        if spec.get("method") not in METHODS:
+            continue
+        counters = record["counters"]
+        by_seed.setdefault(int(spec["seed"]), {})[spec["method"]] = Timed(
+            spec["method"], int(spec["seed"]), float(record["attempt_seconds"]), None,
+            int(counters["updates"]), int(counters["online_samples"]), record.get("final_score"))
+    return [[pair[m] for m in METHODS] for _, pair in sorted(by_seed.items()) if len(pair) == len(METHODS)]
+
+
+def summary(rounds: list[list[Timed]], figures: tuple[str, ...] = ("wall_s", "cpu_s")) -> dict:
     """Medians and ranges of each method's figures and of the within-round ratios ours / official."""
     out: dict = {}
-    for figure in ("wall_s", "cpu_s"):
+    for figure in figures:
         for method in METHODS:
             values = [getattr(t, figure) for r in rounds for t in r if t.method == method]
             per_update = [getattr(t, figure) / t.updates * 1000 for r in rounds for t in r if t.method == method]
@@ -96,7 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch threads of each run (default 1)")
     p.add_argument("--scratch", type=Path, default=Path("/tmp/official-timing"), help="where each run's JSON goes")
     p.add_argument("--out", type=Path, required=True, help="JSON of every round and the medians")
+    p.add_argument("--from-records", metavar="EXPERIMENT", default=None,
+                   help="run nothing: pair by seed the complete records of both methods in EXPERIMENT "
+                        "(e.g. official_more) under --results and summarise their wall times")
+    p.add_argument("--results", type=Path, default=Path("results"), help="results root for --from-records")
     args = p.parse_args(argv)
+    if args.from_records is not None:
+        return _from_records(args)
     source = locate_source()  # a clear error naming ODT_OFFICIAL_SRC when it is unset
     args.scratch.mkdir(parents=True, exist_ok=True)
     rounds = []
@@ -112,6 +144,20 @@ def main(argv: list[str] | None = None) -> int:
               "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "rounds": [[asdict(t) for t in r] for r in rounds], "summary": summary(rounds),
               "max_rss_children_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report["summary"], indent=2))
+    return 0
+
+
+def _from_records(args: argparse.Namespace) -> int:
+    rounds = rounds_from_records(args.results, args.preset, args.from_records, args.dataset)
+    if not rounds:
+        print(f"error: no seed with complete records of both {' and '.join(METHODS)} in "
+              f"{args.results}/{args.preset}/{args.from_records}", file=sys.stderr)
+        return 1
+    report = {"dataset": args.dataset, "preset": args.preset, "experiment": args.from_records,
+              "source": "run records (wall time of each run's single attempt; CPU time not recorded)",
+              "rounds": [[asdict(t) for t in r] for r in rounds], "summary": summary(rounds, ("wall_s",))}
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report["summary"], indent=2))
     return 0
