@@ -1,4 +1,4 @@
-"""The ablation protocol's analysis (benchmarks/ablation_protocol.py) on hand-made records whose
+"""The ablation protocol's analysis (studies/ablations/analysis.py) on hand-made records whose
 differences are known by construction, and its verdicts as PROTOCOL-reanalysis.md reads
 PROTOCOL-ablations-cpu.md's claims (one vocabulary; Fig. 2's entropy the primary, the rest one Holm
 family; Figs. 9-10 cells out of regime below half the data's mean)."""
@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import ablation_protocol as ap
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.reproduction import Estimate
+from studies.ablations import analysis as ap
 from tests.test_aggregate import fake_run
 
 

@@ -1,4 +1,4 @@
-"""The buffer protocol's analysis (benchmarks/buffer_protocol.py) on hand-made records whose
+"""The buffer protocol's analysis (studies/buffer/analysis.py) on hand-made records whose
 differences are known: B1 paired by seed, B2 as a difference of paired differences, and their
 reading under PROTOCOL-reanalysis.md (B2 primary, the B1s one Holm family)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import buffer_protocol as bp
+from studies.buffer import analysis as bp
 from tests.test_aggregate import fake_run
 
 

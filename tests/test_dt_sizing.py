@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from benchmarks import dt_sizing
+from studies.dt_sizing import analysis as dt_sizing
 
 
 def _finals(means: dict[float, tuple[float, float]]) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""The project's import graph has no cycle: dependencies between its modules point one way.
+"""The project's import graph has no cycle: dependencies between its modules point one way, and
+the harness (odt, baselines, benchmarks) never imports the studies built on it.
 
 Built from the source with ``ast`` (nothing is imported), counting every import statement,
 including those inside functions: a deferred import is still a dependency.
@@ -10,7 +11,8 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("odt", "baselines", "benchmarks")
+PACKAGES = ("odt", "baselines", "benchmarks", "studies")
+HARNESS = ("odt", "baselines", "benchmarks")  # the studies import these, never the reverse
 
 
 def project_modules() -> dict[str, Path]:
@@ -89,3 +91,9 @@ def test_the_graph_sees_imports_inside_functions():
 def test_no_import_cycle_among_the_projects_modules():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_harness_never_imports_a_study():
+    reverse = {f"{name} -> {target}" for name, targets in import_graph().items() if name.split(".")[0] in HARNESS
+               for target in targets if target.split(".")[0] == "studies"}
+    assert not reverse, "the harness imports studies: " + ", ".join(sorted(reverse))

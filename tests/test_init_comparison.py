@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from benchmarks import init_comparison as ic
+from studies.init_comparison import analysis as ic
 
 
 def _runs(rows):

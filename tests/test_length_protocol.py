@@ -5,10 +5,10 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from benchmarks import length_protocol as lp
 from benchmarks.experiments import expand
 from benchmarks.intervals import holm
 from benchmarks.methods import method_config
+from studies.length import analysis as lp
 
 COLUMNS = ["method", "dataset", "seed", "status", "final_score", "offline_score"]
 

@@ -1,4 +1,4 @@
-"""benchmarks.reach: the geometry of AntMaze episodes (path walked, distances to the goal, maze
+"""studies.reach.analysis: the geometry of AntMaze episodes (path walked, distances to the goal, maze
 cells to the goal's cell), checked against values worked out by hand, and its replay of a run's
 final evaluation checked against the run's own record."""
 
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.reach import ReachRecorder, cells_to_goal, episode_reach
 from odt.rollout import run_policy_episodes
+from studies.reach.analysis import ReachRecorder, cells_to_goal, episode_reach
 
 
 def test_episode_reach_is_the_path_length_and_the_distances_at_reset_closest_and_end():
@@ -27,7 +27,7 @@ def test_episode_reach_is_the_path_length_and_the_distances_at_reset_closest_and
 
 
 def test_tally_cells_counts_episodes_by_their_fewest_cells_nearest_first():
-    from benchmarks.reach import tally_cells
+    from studies.reach.analysis import tally_cells
     assert tally_cells(pd.Series([5.0, 4.0, 5.0, np.nan, 0.0])) == "0:1 4:1 5:2"
 
 
@@ -94,8 +94,8 @@ def test_replay_gives_the_final_rows_returns_episode_by_episode(tmp_path, method
     # Hopper: returns differ from episode to episode, so equal returns mean the same episodes
     from benchmarks import job
     from benchmarks.experiments import RunSpec
-    from benchmarks.reach import replay_final_evaluation
     from benchmarks.records import read_record, run_dir
+    from studies.reach.analysis import replay_final_evaluation
     spec = RunSpec("t", method, "hopper-medium", 1, "smoke")
     job.run_one(spec, tmp_path, threads=1)
     replay = replay_final_evaluation(run_dir(tmp_path, spec))
@@ -109,8 +109,8 @@ def test_reach_row_summarises_the_replayed_antmaze_episodes(tmp_path, method):
     pytest.importorskip("gymnasium_robotics", reason="AntMaze needs gymnasium-robotics")
     from benchmarks import job
     from benchmarks.experiments import RunSpec
-    from benchmarks.reach import main, reach_row
     from benchmarks.records import read_record, run_dir
+    from studies.reach.analysis import main, reach_row
     spec = RunSpec("t", method, "antmaze-umaze", 0, "smoke", ANTMAZE_SMOKE[method])
     job.run_one(spec, tmp_path, threads=1)
     final = read_record(run_dir(tmp_path, spec))["final"]

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from benchmarks import rows_protocol as rp
 from benchmarks.intervals import holm
+from studies.rows import analysis as rp
 
 
 def _runs(rows):

@@ -7,10 +7,10 @@ import dataclasses
 import numpy as np
 import torch
 
-from benchmarks.rtg_probe import rtg_sensitivity, sample_windows
 from odt.config import ModelConfig
 from odt.model import DecisionTransformer
 from odt.trajectories import Trajectories
+from studies.rtg_probe.analysis import rtg_sensitivity, sample_windows
 
 CFG = ModelConfig(embed_dim=32, n_layers=2, n_heads=2, dropout=0.0, context_len=8, eval_context_len=4,
                   max_ep_len=100, positional_embedding=False)

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.antmaze_sizing``: the decision of ``PROTOCOL-antmaze-sizing-cpu.md``.
+"""``python -m studies.antmaze_sizing.analysis``: the decision of ``PROTOCOL-antmaze-sizing-cpu.md``.
 
 From the ``antmaze_sizing`` runs (learning curves on antmaze-umaze, seeds 100-101; tuning, never a
 Table 1 result): IQL over the cpu preset's 1.8e5 offline updates, ODT's pretraining, ODT's offline
@@ -139,7 +139,7 @@ def report_lines(runs: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return curve_report_main(argv, "python -m benchmarks.antmaze_sizing", __doc__, "antmaze_sizing", report_lines)
+    return curve_report_main(argv, "python -m studies.antmaze_sizing.analysis", __doc__, "antmaze_sizing", report_lines)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.buffer_protocol``: the numbers and verdicts of ``PROTOCOL-buffer-cpu.md``.
+"""``python -m studies.buffer.analysis``: the numbers and verdicts of ``PROTOCOL-buffer-cpu.md``.
 
 From the ``buffer_size`` runs of one preset (``odt`` and ``odt-control`` at three replay-buffer
 sizes B on hopper-medium), in the protocol's terms:
@@ -133,7 +133,7 @@ def report(root: Path | str, preset: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = analysis_parser("python -m benchmarks.buffer_protocol", __doc__, "paper_tables/buffer_protocol_cpu.md", seeds=False)
+    p = analysis_parser("python -m studies.buffer.analysis", __doc__, "paper_tables/buffer_protocol_cpu.md", seeds=False)
     args = p.parse_args(argv)
     return emit(report(args.results, args.preset), args.out)
 

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.dt_sizing``: the decision of ``PROTOCOL-dt-sizing-cpu.md``.
+"""``python -m studies.dt_sizing.analysis``: the decision of ``PROTOCOL-dt-sizing-cpu.md``.
 
 From the ``dt_sizing`` runs (DT at the ``cpu`` preset's 2500 updates, AdamW rates 1e-4, 3e-4 and
 1e-3, seeds 100-101; tuning, never a Table 1 result):
@@ -101,7 +101,7 @@ def report_lines(runs: pd.DataFrame, curves: pd.DataFrame) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return curve_report_main(argv, "python -m benchmarks.dt_sizing", __doc__, "dt_sizing", report_lines)
+    return curve_report_main(argv, "python -m studies.dt_sizing.analysis", __doc__, "dt_sizing", report_lines)
 
 
 if __name__ == "__main__":

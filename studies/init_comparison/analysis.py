@@ -1,4 +1,4 @@
-"""``python -m benchmarks.init_comparison``: what the initialisation fix of 80c856e (2026-11-26) changed, run by run.
+"""``python -m studies.init_comparison.analysis``: what the initialisation fix of 80c856e (2026-11-26) changed, run by run.
 
 ``PROTOCOL-official-init-cpu.md`` pre-registers two comparisons, both paired by seed between a
 run of the fixed code and the archived run of the same id made before the fix (same seed, data,
@@ -146,7 +146,7 @@ def summary_text(root: Path, preset: str, experiment: str, archive: str, seeds: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = analysis_parser("python -m benchmarks.init_comparison", __doc__, "paper_tables/init_comparison_cpu.md")
+    p = analysis_parser("python -m studies.init_comparison.analysis", __doc__, "paper_tables/init_comparison_cpu.md")
     p.add_argument("--experiment", default="table1", help="the experiment whose runs are compared (default: table1)")
     p.add_argument("--archive", default=DEFAULT_ARCHIVE,
                    help=f"the archive under <results>/archive/<preset>/ holding the old runs (default: {DEFAULT_ARCHIVE})")

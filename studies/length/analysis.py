@@ -1,4 +1,4 @@
-"""``python -m benchmarks.length_protocol``: the comparisons of ``PROTOCOL-offline-length-cpu.md``.
+"""``python -m studies.length.analysis``: the comparisons of ``PROTOCOL-offline-length-cpu.md``.
 
 At the ``cpu`` preset ODT pretrains 5000 updates on walker2d and ant while Table 1's offline
 protocol (``odt-offline``) trains 2500, so Table 1's delta ODT there credits finetuning with 2500
@@ -9,7 +9,7 @@ hyperparameters) as long as ODT's pretraining; from its runs and Table 1's, per 
 * **L1** (primary, on walker2d and on ant): C1 of ``PROTOCOL-table1-rows-cpu.md`` by Table 1's
   definition with the longer offline protocol: sum over the domain's rows of (mean ``odt`` final
   - mean longer ``odt-offline`` final - delta IQL), delta IQL each IQL run's final minus its
-  offline score; its claim is C1's (``rows_protocol.claim`` of the paper's value);
+  offline score; its claim is C1's (``studies.rows.analysis.claim`` of the paper's value);
 * **L2**, per row: longer ``odt-offline`` - Table 1's ``odt-offline``, paired by seed (the
   same seed starts from the same initialisation and batch order), read against "more updates
   raised the score" (> 0);
@@ -27,7 +27,7 @@ protocol both trained four times the preset's offline length on hopper-medium-re
 * **L5**, per method: longer - Table 1's run of the same seed, read as L2;
 * the check and the per-seed finals as above, per method.
 
-Intervals and verdicts as ``rows_protocol`` under ``PROTOCOL-reanalysis.md``: 95% t-intervals
+Intervals and verdicts as ``studies.rows.analysis`` under ``PROTOCOL-reanalysis.md``: 95% t-intervals
 (Welch-Satterthwaite df for sums of independent groups, paired t for L2 and L5); the two L1s
 are this protocol's primaries, read alone at 0.05; L2, L4 and L5 are its family, read with
 Holm's correction; equivalence against 5 normalised points. No verdict below ``MIN_SEEDS``
@@ -62,8 +62,8 @@ from benchmarks.reproduction import (
     read_protocol,
     seed_status,
 )
-from benchmarks.rows_protocol import DOMAINS as ROW_DOMAINS
-from benchmarks.rows_protocol import (
+from studies.rows.analysis import DOMAINS as ROW_DOMAINS
+from studies.rows.analysis import (
     MIN_SEEDS,
     c3_groups,
     claim,
@@ -262,7 +262,7 @@ def _curves(root: Path, preset: str, experiment: str) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = analysis_parser("python -m benchmarks.length_protocol", __doc__, "paper_tables/length_protocol_cpu.md").parse_args(argv)
+    args = analysis_parser("python -m studies.length.analysis", __doc__, "paper_tables/length_protocol_cpu.md").parse_args(argv)
     table1 = analysis_runs(args, "table1")
     if table1 is None:
         return 1

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.rows_protocol``: the comparisons and verdicts of ``PROTOCOL-table1-rows-cpu.md``,
+"""``python -m studies.rows.analysis``: the comparisons and verdicts of ``PROTOCOL-table1-rows-cpu.md``,
 read under ``PROTOCOL-reanalysis.md``.
 
 From the ``table1`` runs of one preset, per domain D (hopper, walker2d, halfcheetah, ant: its
@@ -288,7 +288,7 @@ def c4_lines(runs: pd.DataFrame, curves: pd.DataFrame, c4: Registered | None = N
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = analysis_parser("python -m benchmarks.rows_protocol", __doc__, "paper_tables/rows_protocol_cpu.md").parse_args(argv)
+    args = analysis_parser("python -m studies.rows.analysis", __doc__, "paper_tables/rows_protocol_cpu.md").parse_args(argv)
     runs = analysis_runs(args, "table1")
     if runs is None:
         return 1

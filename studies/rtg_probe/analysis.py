@@ -1,4 +1,4 @@
-"""``python -m benchmarks.rtg_probe RUN_DIR [RUN_DIR ...]``: does a trained ODT or DT model read
+"""``python -m studies.rtg_probe.analysis RUN_DIR [RUN_DIR ...]``: does a trained ODT or DT model read
 the size of its return-to-go?
 
 For each run (its latest checkpoint) the model acts on windows of its own dataset, the way it
@@ -13,7 +13,7 @@ A model that sees only the sign of its return-to-go (the bug 80c856e fixed: GPT-
 on ``embed_return``) shows 0 between any two positive targets. The probe reads checkpoints, which
 stay on the machine that ran the runs (they are not committed); it runs no episode.
 
-    python -m benchmarks.rtg_probe results/cpu/g_eval/odt__hopper-medium__default__s20__*
+    python -m studies.rtg_probe.analysis results/cpu/g_eval/odt__hopper-medium__default__s20__*
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def probe_run(directory: Path, multiples: list[float], n: int, seed: int) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.rtg_probe", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m studies.rtg_probe.analysis", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path, help="run directories (each with spec.json and checkpoints/)")
     p.add_argument("--multiples", nargs="+", type=float, default=[0.25, 3.0],
