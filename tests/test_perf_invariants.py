@@ -190,7 +190,7 @@ def test_model_state_dict_keys_unchanged_by_the_mask_cache():
 
 # ----- the benchmark harness (structure and arithmetic only: no timed assertions) -----------
 def test_run_estimate_counts_rounds_updates_and_evaluations():
-    from benchmarks.perf import estimate_run
+    from benchmarks.perf.speed import estimate_run
 
     est = estimate_run(pretrain_updates=500, online_samples=20_000, updates_per_round=300, eval_every_rounds=5,
                        eval_every_updates=1000, eval_episodes=10, step_ms=100.0, eval_step_ms=5.0,
@@ -209,7 +209,7 @@ def test_run_estimate_counts_rounds_updates_and_evaluations():
 def test_perf_quick_run_writes_a_complete_record(tmp_path):
     import json
 
-    from benchmarks.perf import main
+    from benchmarks.perf.speed import main
 
     out = tmp_path / "perf.json"
     res = main(["--quick", "--no-progress", "--out", str(out)])
@@ -218,7 +218,7 @@ def test_perf_quick_run_writes_a_complete_record(tmp_path):
     assert row["case"] == "small" and row["threads"] == 1 and row["gflop_per_update"] > 0
     assert row["sample_share"] == pytest.approx(row["sample"]["median_ms"] / row["update"]["median_ms"])
     assert row["matmul_ratio"] == pytest.approx(row["achieved_gflops"] / row["matmul_gflops"])
-    assert "speedup_vs_reference" not in row  # official times come only from perf_official's sitting
+    assert "speedup_vs_reference" not in row  # official times come only from benchmarks.perf.official's sitting
     (ro,) = res["rollouts"]
     assert ro["eval_steps_per_episode"] == 50 and ro["eval_episodes"] == 2  # full length: no early ends
     assert [b["capacity"] for b in res["buffer_add"]] == [100, 1000]
@@ -226,14 +226,14 @@ def test_perf_quick_run_writes_a_complete_record(tmp_path):
 
 
 def test_perf_rejects_unknown_cases():
-    from benchmarks.perf import parse_args
+    from benchmarks.perf.speed import parse_args
 
     with pytest.raises(SystemExit):
         parse_args(["--cases", "huge"])
 
 
 def test_paper_run_estimate_uses_the_paper_hopper_schedule_and_the_loop_pace():
-    from benchmarks.perf import paper_run_estimates, parse_args
+    from benchmarks.perf.speed import paper_run_estimates, parse_args
 
     with pytest.raises(SystemExit):
         parse_args(["--rollout-preset", "huge"])

@@ -1,6 +1,6 @@
 """Side by side with the official online-dt code: the same update, alternating, in one sitting.
 
-``python -m benchmarks.perf_official --official D`` (D: the timing setup of
+``python -m benchmarks.perf.official --official D`` (D: the timing setup of
 ``shared/anchors/official-odt/README.md``: the unmodified official code in ``D/src``, its timing
 scripts and venv in ``D``). Not run in CI; ``make perf`` times the project's side alone.
 
@@ -62,7 +62,7 @@ def project_side(config: str, updates: int, warmup: int, threads: int) -> Side:
     """Time ``updates`` updates of the project's trainer at the official defaults."""
     import torch
 
-    from benchmarks.perf import make_hopper
+    from benchmarks.perf.speed import make_hopper
     from odt.config import apply_overrides, make_config
     from odt.runtime import keep_freed_memory_in_heap
     from odt.train import ODTTrainer
@@ -109,7 +109,7 @@ def _json_line(proc: subprocess.CompletedProcess, cmd: list[str]) -> dict:
 
 
 def project_side_subprocess(config: str, updates: int, warmup: int, threads: int) -> Side:
-    cmd = [sys.executable, "-m", "benchmarks.perf_official", "--project-side", "--configs", config,
+    cmd = [sys.executable, "-m", "benchmarks.perf.official", "--project-side", "--configs", config,
            "--updates", str(updates), "--warmup", str(warmup), "--threads", str(threads)]
     res = _json_line(subprocess.run(cmd, capture_output=True, text=True), cmd)
     return Side(**res)
@@ -168,7 +168,7 @@ def format_rows(rows: list[dict]) -> str:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.perf_official", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="python -m benchmarks.perf.official", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="Medians over rounds, (min-max) in brackets; ratios pair by pair.")
     p.add_argument("--official", type=Path, help="the official timing setup directory (D in the anchors README)")

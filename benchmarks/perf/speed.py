@@ -60,7 +60,7 @@ OBS_DIM, ACT_DIM = 11, 3
 @dataclass(frozen=True)
 class UpdateCase:
     """One model size to time. The official code's times are not quoted here: they come only
-    from the alternating side-by-side sitting of ``benchmarks.perf_official``."""
+    from the alternating side-by-side sitting of ``benchmarks.perf.official``."""
 
     name: str
     embed_dim: int
@@ -72,8 +72,8 @@ class UpdateCase:
 
 
 CASES = {
-    "small": UpdateCase("small", 64, 2, 1, 32),  # perf_official's "d"
-    "dt-gym": UpdateCase("dt-gym", 128, 3, 1, 64),  # perf_official's "c"
+    "small": UpdateCase("small", 64, 2, 1, 32),  # benchmarks.perf.official's "d"
+    "dt-gym": UpdateCase("dt-gym", 128, 3, 1, 64),  # benchmarks.perf.official's "c"
     "cpu-preset": UpdateCase("cpu-preset", 64, 3, 4, 64),  # the cpu preset's model and batch
     "paper": UpdateCase("paper", 512, 4, 4, 256, reps=3, warmup=1),
 }

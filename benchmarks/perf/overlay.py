@@ -7,9 +7,9 @@ loss, NLL, entropy, lambda) are compared against the spread between seeds:
 
     # in a checkout of each version (the file runs from any checkout: it imports odt/ from
     # PYTHONPATH, so an older commit's worktree can run it with this file)
-    PYTHONPATH=OLD python benchmarks/perf_overlay.py run --seed 100 --out before_s100.json
-    python -m benchmarks.perf_overlay run --seed 100 --out after_s100.json
-    python -m benchmarks.perf_overlay plot --before before_s*.json --after after_s*.json \\
+    PYTHONPATH=OLD python benchmarks/perf/overlay.py run --seed 100 --out before_s100.json
+    python -m benchmarks.perf.overlay run --seed 100 --out after_s100.json
+    python -m benchmarks.perf.overlay plot --before before_s*.json --after after_s*.json \\
         --out benchmarks/perf_overlay.png
 
 The same overlay compares precisions (issue 23): ``run --set precision=bf16`` against the
@@ -120,7 +120,7 @@ def plot(before: list[dict], after: list[dict], out: Path, window: int = 50,
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.perf_overlay", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.perf.overlay", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="train and record per-update metrics")
     r.add_argument("--seed", type=int, required=True)
