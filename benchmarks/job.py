@@ -36,9 +36,9 @@ from benchmarks import records as rec
 from benchmarks import same_run
 from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
-from benchmarks.loggers import Loggers, open_loggers
 from benchmarks.methods import dataset_size, method_config
 from benchmarks.preemption import stop_on_signals
+from benchmarks.trackers.loggers import Loggers, open_loggers
 from odt.checkpoint import CheckpointManager
 from odt.config import to_dict
 from odt.runtime import keep_freed_memory_in_heap
@@ -252,7 +252,7 @@ def at_switch(agent: Agent, done_sweeps: set[str]) -> bool:
 def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | None = None,
             progress: bool = False, loggers: Sequence[str] = (), reuse_pretraining: bool = True) -> dict:
     """Run (or resume, or skip) one spec; returns a short summary of its final record.
-    ``loggers`` ("tensorboard", "wandb") also send each curve row to those tools (benchmarks.loggers).
+    ``loggers`` ("tensorboard", "wandb") also send each curve row to those tools (benchmarks.trackers.loggers).
     ``reuse_pretraining``: a fresh run starts from the end-of-pretraining state another run with
     the same pretraining left on this machine (benchmarks/shared_pretraining.py), and leaves its own;
     while it pretrains it holds that pretraining's lock, and a same-key run waits for it; a fresh

@@ -54,8 +54,8 @@ from benchmarks.job import (
     held_elsewhere,
     spec_config,
 )
-from benchmarks.loggers import require_loggers
 from benchmarks.official.driver import OfficialODTConfig
+from benchmarks.trackers.loggers import require_loggers
 from odt.config import (
     ConfigError,
     domain_defaults,
@@ -83,7 +83,7 @@ class LaunchOptions:
     max_requeues: int = 3  # time-limit/preemption requeues per job (submitit's slurm_max_num_timeout)
     slurm_extra: dict[str, Any] = field(default_factory=dict)  # extra sbatch options
     poll_s: float = 1.0
-    loggers: tuple[str, ...] = ()  # also log curve rows to "tensorboard" / "wandb" (benchmarks.loggers)
+    loggers: tuple[str, ...] = ()  # also log curve rows to "tensorboard" / "wandb" (benchmarks.trackers.loggers)
     reuse_pretraining: bool = True  # start from a shared end-of-pretraining state (benchmarks/shared_pretraining.py)
     # seconds, in all, that a launch waits for runs another process holds before it leaves them to
     # that process: a launch being stopped (Ctrl-C, pkill) keeps its jobs' locks a few seconds more

@@ -51,7 +51,7 @@ from benchmarks.launch import (
     saved_pretraining,
     with_overrides,
 )
-from benchmarks.loggers import LOGGERS
+from benchmarks.trackers.loggers import LOGGERS
 from odt.config import PRESETS, ConfigError, parse_assignments
 
 LOCAL_LIMIT_H = 24.0  # a local plan estimated longer than this needs --yes

@@ -16,8 +16,8 @@ import pytest
 from benchmarks import records as rec
 from benchmarks import run as run_cli
 from benchmarks.experiments import RunSpec, expand
-from benchmarks.export_logs import main as export_main
-from benchmarks.loggers import open_loggers, require_loggers
+from benchmarks.trackers.export import main as export_main
+from benchmarks.trackers.loggers import open_loggers, require_loggers
 from odt.config import ConfigError
 
 ROWS = [
@@ -174,7 +174,7 @@ def test_closing_the_wandb_logger_leaves_a_callers_own_run_working(tmp_path, mon
     tears down, our run's offline file is complete."""
     import wandb
 
-    from benchmarks.loggers import WandbLogger, WandbSettings
+    from benchmarks.trackers.loggers import WandbLogger, WandbSettings
 
     monkeypatch.delenv("WANDB_MODE", raising=False)
     monkeypatch.setenv("WANDB_SILENT", "true")

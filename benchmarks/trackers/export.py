@@ -1,13 +1,13 @@
-"""``python -m benchmarks.export_logs``: replay finished (or partial) runs' ``curve.jsonl`` into
+"""``python -m benchmarks.trackers.export``: replay finished (or partial) runs' ``curve.jsonl`` into
 TensorBoard event files or W&B offline runs, so existing results can be browsed with those tools.
 
-    python -m benchmarks.export_logs --results results/cpu/table1 --to tensorboard --out runs/tb
+    python -m benchmarks.trackers.export --results results/cpu/table1 --to tensorboard --out runs/tb
     tensorboard --logdir runs/tb
-    python -m benchmarks.export_logs --results results/cpu/table1 --to wandb --out runs/wandb
+    python -m benchmarks.trackers.export --results results/cpu/table1 --to wandb --out runs/wandb
     wandb sync runs/wandb/*/wandb/offline-run-*      # upload later, from a machine with network
 
 Every directory under --results holding a ``curve.jsonl`` is one run; it is written to
-``<out>/<its path under --results>/`` with the metric names and steps of ``benchmarks.loggers``
+``<out>/<its path under --results>/`` with the metric names and steps of ``benchmarks.trackers.loggers``
 (``<phase>/<key>`` at step ``updates``). The records are only read, never changed.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import records as rec
-from benchmarks.loggers import LOGGERS, LoggerUnavailable, open_logger, require_loggers
+from benchmarks.trackers.loggers import LOGGERS, LoggerUnavailable, open_logger, require_loggers
 from odt.config import ConfigError
 
 
@@ -68,7 +68,7 @@ def export(job: ExportJob) -> list[tuple[Path, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.export_logs", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m benchmarks.trackers.export", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="exit codes: 0 exported; 2 usage error (no runs, missing package)")
     p.add_argument("--results", type=Path, required=True, help="results directory to read (any level)")
