@@ -33,11 +33,11 @@ import submitit
 from baselines.interface import Agent
 from benchmarks import matched_updates as matched
 from benchmarks import records as rec
-from benchmarks import same_run
-from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
 from benchmarks.methods import dataset_size, method_config
 from benchmarks.preemption import stop_on_signals
+from benchmarks.sharing import pretraining as shared
+from benchmarks.sharing import runs as same_run
 from benchmarks.trackers.loggers import Loggers, open_loggers
 from odt.checkpoint import CheckpointManager
 from odt.config import to_dict
@@ -254,10 +254,10 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
     """Run (or resume, or skip) one spec; returns a short summary of its final record.
     ``loggers`` ("tensorboard", "wandb") also send each curve row to those tools (benchmarks.trackers.loggers).
     ``reuse_pretraining``: a fresh run starts from the end-of-pretraining state another run with
-    the same pretraining left on this machine (benchmarks/shared_pretraining.py), and leaves its own;
+    the same pretraining left on this machine (benchmarks/sharing/pretraining.py), and leaves its own;
     while it pretrains it holds that pretraining's lock, and a same-key run waits for it; a fresh
     run that is the same computation as a complete run of another experiment on this machine copies
-    that run's curve and record (benchmarks/same_run.py, ``reused_from`` in the record).
+    that run's curve and record (benchmarks/sharing/runs.py, ``reused_from`` in the record).
     Raises RunInProgress (and touches nothing) if another live process is running it."""
     directory = rec.run_dir(root, spec)
     check_config_unchanged(spec, directory)

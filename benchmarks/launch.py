@@ -43,7 +43,6 @@ import submitit
 
 from benchmarks import measured_cost
 from benchmarks import records as rec
-from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
 from benchmarks.job import (
     ConfigChanged,
@@ -55,6 +54,7 @@ from benchmarks.job import (
     spec_config,
 )
 from benchmarks.official.driver import OfficialODTConfig
+from benchmarks.sharing import pretraining as shared
 from benchmarks.trackers.loggers import require_loggers
 from odt.config import (
     ConfigError,
@@ -84,7 +84,7 @@ class LaunchOptions:
     slurm_extra: dict[str, Any] = field(default_factory=dict)  # extra sbatch options
     poll_s: float = 1.0
     loggers: tuple[str, ...] = ()  # also log curve rows to "tensorboard" / "wandb" (benchmarks.trackers.loggers)
-    reuse_pretraining: bool = True  # start from a shared end-of-pretraining state (benchmarks/shared_pretraining.py)
+    reuse_pretraining: bool = True  # start from a shared end-of-pretraining state (benchmarks/sharing/pretraining.py)
     # seconds, in all, that a launch waits for runs another process holds before it leaves them to
     # that process: a launch being stopped (Ctrl-C, pkill) keeps its jobs' locks a few seconds more
     holder_grace_s: float = 30.0
@@ -335,7 +335,7 @@ def _config_or_none(spec: RunSpec) -> Any:
 
 
 def pretraining_groups(specs: Sequence[RunSpec], configs: Sequence[Any] | None = None) -> list[str | None]:
-    """Each spec's pretraining-sharing group (``shared_pretraining.pretraining_group`` of its
+    """Each spec's pretraining-sharing group (``sharing.pretraining.pretraining_group`` of its
     config; ``configs``, when given, are the specs' configs already built); None for a method
     that never shares or a spec whose config does not build."""
     if configs is None:
@@ -373,7 +373,7 @@ def order_for_sharing(specs: Sequence[RunSpec], groups: Sequence[str | None], bl
     end-of-pretraining state. Plain seed-major order would put ``odt`` and ``odt-control`` of one
     seed side by side, start them together and have both compute the same pretraining. A
     follower can still start before its leader has finished pretraining (too few leaders in a
-    block, leaders that finish early); it then waits for it (``shared_pretraining.pretraining_lock``)."""
+    block, leaders that finish early); it then waits for it (``sharing.pretraining.pretraining_lock``)."""
     if len(groups) != len(specs):
         raise ValueError(f"{len(groups)} groups for {len(specs)} specs")
     block = max(1, block)

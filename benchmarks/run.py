@@ -117,9 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="every run computes everything itself; by default a run whose pretraining is "
                         "identical to one already done on this machine (same config up to online-only "
                         "fields, seed, data, code, threads) starts from that state "
-                        "(benchmarks/shared_pretraining.py), and a run that is the same computation as a "
+                        "(benchmarks/sharing/pretraining.py), and a run that is the same computation as a "
                         "complete run of another experiment (same method, config, seed, data, code, "
-                        "threads, host) copies its record (benchmarks/same_run.py); records name the source run")
+                        "threads, host) copies its record (benchmarks/sharing/runs.py); records name the source run")
     g.add_argument("--log", action="append", default=[], choices=LOGGERS,
                    help="also write each run's curve rows live to TensorBoard (<run dir>/tensorboard/) or "
                         "W&B (<run dir>/wandb/, offline unless WANDB_MODE is set); repeatable")

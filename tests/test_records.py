@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from benchmarks import records as rec
-from benchmarks import shared_pretraining as sp
 from benchmarks.experiments import RunSpec
+from benchmarks.sharing import pretraining as sp
 
 SPEC = RunSpec("table1", "odt", "hopper-medium", 3, "smoke", (("online.g_online", 7200.0),), "x")
 

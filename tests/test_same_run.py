@@ -1,4 +1,4 @@
-"""Whole-run reuse (benchmarks/same_run.py): a run whose spec differs from a complete run's only by
+"""Whole-run reuse (benchmarks/sharing/runs.py): a run whose spec differs from a complete run's only by
 overrides that leave the computation unchanged copies that run's curve and record under its own
 name; anything that changes the computation runs. Smoke preset, everything under tmp_path."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from benchmarks import job as job_mod
 from benchmarks import records as rec
-from benchmarks import same_run
 from benchmarks.experiments import RunSpec
 from benchmarks.methods import method_config
+from benchmarks.sharing import runs as same_run
 from odt.config import to_dict
 
 

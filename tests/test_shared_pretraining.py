@@ -1,4 +1,4 @@
-"""Shared pretraining (benchmarks/shared_pretraining.py): every field declared online-only leaves
+"""Shared pretraining (benchmarks/sharing/pretraining.py): every field declared online-only leaves
 the end-of-pretraining state unchanged, the key separates what pretraining depends on, and a
 run started from another run's pretraining ends exactly where it would have alone. Smoke preset,
 everything under tmp_path."""
@@ -11,9 +11,9 @@ import torch
 
 from benchmarks import job as job_mod
 from benchmarks import records as rec
-from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
 from benchmarks.methods import build_agent, method_config
+from benchmarks.sharing import pretraining as shared
 from odt.config import to_dict
 from odt.train import ODTTrainer, StopRequested
 

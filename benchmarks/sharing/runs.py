@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import records as rec
-from benchmarks import shared_pretraining as shared
 from benchmarks.experiments import RunSpec
+from benchmarks.sharing import pretraining as shared
 
 DIRNAME = "_computed"
 
