@@ -54,6 +54,13 @@ Experiments (paper section in brackets):
   online-dt code (method ``official-odt``, ``benchmarks/official/``) with the config of
   ``table1``'s ``odt`` cells, on the same generated data and environment, seeds 0-9: its set of
   scores against ours. Needs ``ODT_OFFICIAL_SRC`` (``docs/official-odt.md``).
+* ``online_200k`` (``PROTOCOL-online-200k-cpu.md``; not in the paper): at preset ``cpu-200k``
+  (the paper's 200k online samples), ODT against ``odt-control-matched`` (no new data, as many
+  online updates as its ODT twin) on hopper-medium, seeds 0-9, and IQL, seeds 0-4
+  (``Experiment.method_seeds``). A control reads its twin's complete record, so the launcher
+  starts it only once its twin has ended (``benchmarks.launch``).
+* ``online_200k_sizing`` (tuning, seed 100, never reported as a result): one ``odt`` run and its
+  matched control at ``cpu-200k``, the protocol's cost sizing before seed 0.
 
 Ablations that change ODT's internals (overrides of ``odt.config`` fields) use the ``odt``
 method; the methods of ``table1``/``stability`` are taken from ``benchmarks.methods.METHODS``
@@ -162,6 +169,12 @@ class Experiment:
     applies: Callable[[str, str], bool] = field(default=lambda m, d: True)
     first_seed: int = 0  # tuning experiments start at 100: reported seeds (0-99) are never tuned on;
     # a protocol may start its reported seeds later (buffer_size: 10) to use seeds no earlier run used
+    method_seeds: tuple[tuple[str, int], ...] = ()  # (method, seeds) where a method runs fewer or more
+    # than ``seeds`` (online_200k: IQL 5 of ODT's 10); every method starts at first_seed
+
+    def seeds_of(self, method: str) -> int:
+        """The number of seeds ``method`` runs in this experiment (``method_seeds``, else ``seeds``)."""
+        return dict(self.method_seeds).get(method, self.seeds)
 
 
 def _base(dataset: str, preset: str, method: str = "odt"):
@@ -241,6 +254,10 @@ def _offline_length_c3_variants(m: str, d: str, p: str):
     return [(f"updates={updates}", _ov(pretrain_updates=updates), ())]
 
 
+# PROTOCOL-online-200k-cpu.md: ODT and its update-matched control 10 seeds each, IQL 5 (more only
+# with --seeds, in seed order); the control's method follows its twin's (benchmarks.methods.UPDATE_TWINS)
+ONLINE_200K_METHODS = ("odt", "odt-control-matched", "iql")
+ONLINE_200K_IQL_SEEDS = 5
 ABLATION_FIRST_SEED = 20  # PROTOCOL-ablations-cpu.md: fresh seeds 20-24 (two-arm figures), 20-22 (sweeps)
 DT_SIZING_RATES = (1e-4, 3e-4, 1e-3)  # PROTOCOL-dt-sizing-cpu.md: the preset's 1e-4 and two raised rates
 G_EVAL_MULTIPLES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
@@ -356,6 +373,13 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                "protocol both trained 4x the cpu preset's offline length (1e4 updates) on hopper-medium-replay, "
                "where C3 differs from the paper",
                5, ("hopper-medium-replay",), ("dt", "odt-offline"), variants=_offline_length_c3_variants),
+    Experiment("online_200k", "Protocol PROTOCOL-online-200k-cpu.md: ODT against its update-matched no-new-data "
+               "control (seeds 0-9) and IQL (seeds 0-4) at the paper's 200k online samples on hopper-medium "
+               "(preset cpu-200k); each control runs after its ODT twin",
+               10, ("hopper-medium",), ONLINE_200K_METHODS, method_seeds=(("iql", ONLINE_200K_IQL_SEEDS),)),
+    Experiment("online_200k_sizing", "Tuning (seed 100, never reported as a result): one ODT run and its "
+               "update-matched control at preset cpu-200k, their cost sizes PROTOCOL-online-200k-cpu.md's plan",
+               1, ("hopper-medium",), ("odt", "odt-control-matched"), first_seed=100),
 ]}
 
 
@@ -389,6 +413,9 @@ def expand(experiment: str, preset: str = "paper", seeds: int | None = None,
            registered: Sequence[str] | None = None, warn: Callable[[str], None] | None = None) -> list[RunSpec]:
     """The run specs of an experiment, in a stable order (dataset, method, variant, seed).
 
+    ``seeds`` (default: each method's ``Experiment.seeds_of``) is, when given, every method's
+    number of seeds, those of ``method_seeds`` included.
+
     ``registered`` is the list of available methods (default: ``benchmarks.methods.METHODS``);
     methods of the experiment that are not registered are skipped and reported via ``warn``.
     """
@@ -412,12 +439,12 @@ def expand(experiment: str, preset: str = "paper", seeds: int | None = None,
     chosen_methods = [m for m in chosen_methods if m in registered]
     chosen_datasets = [d for d in exp.datasets if not datasets or d in datasets]
     chosen_datasets += [d for d in datasets or () if d.startswith(MINARI_PREFIX) and d not in chosen_datasets]
-    n_seeds = exp.seeds if seeds is None else seeds
     specs = []
     for d in chosen_datasets:
         for m in chosen_methods:
             if not exp.applies(m, d):
                 continue
+            n_seeds = exp.seeds_of(m) if seeds is None else seeds  # an explicit count is every method's
             for variant, overrides, sweep in exp.variants(m, d, preset):
                 for s in range(exp.first_seed, exp.first_seed + n_seeds):
                     specs.append(RunSpec(experiment, m, d, s, preset, tuple(overrides), variant, tuple(sweep)))

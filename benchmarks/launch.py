@@ -6,7 +6,10 @@ go out as one job array (``slurm_array_parallelism`` caps how many run at once);
 submitit's LocalExecutor starts one process per job and this module keeps at most
 ``parallel`` of them alive (LocalExecutor has no cap of its own). Finished, failed and running
 jobs are shown as counts on one progress bar; a failed job is reported with its log path and
-does not stop the others. Ctrl-C, or SIGTERM to the launcher, cancels the running jobs and
+does not stop the others. An update-matched run (``benchmarks.matched_updates``) reads its twin's
+complete record, so it starts only once its twin has ended (``twin_unfinished``): locally a
+free slot goes to the next run that can start, on Slurm such runs go out as a second array
+once the first has ended. Ctrl-C, or SIGTERM to the launcher, cancels the running jobs and
 raises :class:`LaunchInterrupted` naming them (each resumes from its checkpoints at the next
 launch); the local executor's helper processes, which get the terminal's Ctrl-C too, write their
 stderr to ``_logs/`` instead of the terminal.
@@ -41,6 +44,7 @@ from typing import Any
 
 import submitit
 
+from benchmarks import matched_updates as matched
 from benchmarks import measured_cost
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
@@ -400,6 +404,21 @@ def next_to_start(queue: Sequence[RunSpec], waits: Callable[[RunSpec], bool]) ->
     return next((n for n, spec in enumerate(queue) if not waits(spec)), 0)
 
 
+def twin_unfinished(spec: RunSpec, root: Path, unfinished: set[str]) -> bool:
+    """Whether ``spec`` is an update-matched run (``matched_updates.twin_spec``) whose twin has not
+    ended yet: the twin is among ``unfinished`` (this launch's runs not yet ended), or it is not
+    complete and another live process is running it. Such a run cannot start yet: it reads its
+    twin's complete record, and without one it stops with ``TwinNotReady``. A twin that ended
+    without a complete record (failed) does not hold it back: the run then reports that."""
+    twin = matched.twin_spec(spec)
+    if twin is None:
+        return False
+    if twin.run_id in unfinished:
+        return True
+    directory = rec.run_dir(root, twin)
+    return not rec.is_complete(directory) and held_elsewhere(directory)
+
+
 def pretraining_waits(root: Path, specs: Sequence[RunSpec], groups: Sequence[str | None]) -> Callable[[RunSpec], bool]:
     """``waits(spec)``: whether ``spec`` would wait for a same-pretraining run (same group,
     dataset and seed) that a live process, this launch's or another's, is pretraining now.
@@ -471,6 +490,8 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
 
     bar = progress_bar(total=len(pending), desc="runs", unit="run", enabled=progress)
     running: list[tuple[RunSpec, Any]] = []
+    unfinished = {s.run_id for s in pending}  # this launch's runs that have not ended: twins hold their runs back
+    told_twin_wait = False
 
     def show() -> None:
         bar.set_postfix(done=report.done, running=len(running), failed=len(report.failed))
@@ -481,6 +502,7 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
             if not (block or job.done()):
                 continue
             running.remove(item)
+            unfinished.discard(spec.run_id)
             log = str(job.paths.stderr) if kind != "debug" else None
             try:
                 job.result()
@@ -504,13 +526,31 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
     def submission_failed(group: list[RunSpec], exc: Exception, folder) -> None:
         error = "submission failed: " + ((str(exc).strip().splitlines() or [type(exc).__name__])[-1])
         for spec in group:
+            unfinished.discard(spec.run_id)
             report.failed.append(Failure(spec.run_id, error, str(folder)))
             bar.update(1)
         bar.write(f"FAILED to submit {len(group)} run(s): {error}")
         show()
 
+    def submit_array(executor: Any, group: list[RunSpec], folder: Path) -> None:
+        try:
+            jobs = executor.map_array(RunJob(opts.reuse_pretraining), group, [str(root)] * len(group), [threads] * len(group),
+                                      [opts.loggers] * len(group))
+        except Exception as exc:  # sbatch refused (no controller, bad partition, ...)
+            submission_failed(group, exc, folder)
+            return
+        running.extend(zip(group, jobs, strict=True))
+        show()
+
+    def wait_all() -> None:
+        while running:
+            collect(block=(kind == "debug"))
+            if running:
+                time.sleep(opts.poll_s)
+
     with _terminate_as_interrupt():
         try:
+            second_wave: list[tuple[Any, list[RunSpec], Path]] = []  # Slurm: runs whose twins the first array runs
             for (preset, experiment), group in groups.items():
                 folder = rec.logs_dir(root, preset, experiment)
                 try:
@@ -518,15 +558,11 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                 except Exception as exc:  # e.g. slurm asked for on a machine without srun
                     submission_failed(group, exc, folder)
                     continue
-                if kind == "slurm":  # one job array per experiment
-                    try:
-                        jobs = executor.map_array(RunJob(opts.reuse_pretraining), group, [str(root)] * len(group), [threads] * len(group),
-                                                  [opts.loggers] * len(group))
-                    except Exception as exc:  # sbatch refused (no controller, bad partition, ...)
-                        submission_failed(group, exc, folder)
-                        continue
-                    running.extend(zip(group, jobs, strict=True))
-                    show()
+                if kind == "slurm":  # one job array per experiment (two where matched runs wait for their twins)
+                    later = [s for s in group if twin_unfinished(s, root, unfinished)]
+                    if later:
+                        second_wave.append((executor, later, folder))
+                    submit_array(executor, [s for s in group if s not in later], folder)
                     continue
                 queue = list(group)
                 while queue:
@@ -534,17 +570,27 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                         collect(block=(kind == "debug"))
                         if len(running) >= opts.parallel:
                             time.sleep(opts.poll_s)
-                    spec = queue.pop(next_to_start(queue, waits))  # a follower whose leader still pretrains goes later
+                    ready = [s for s in queue if not twin_unfinished(s, root, unfinished)]
+                    if not ready:  # every queued run is an update-matched run whose twin is still running
+                        if not running and not told_twin_wait:  # the twins are another live launch's
+                            bar.write("waiting for another launch to finish the twins of the update-matched runs left")
+                            told_twin_wait = True
+                        collect(block=(kind == "debug"))
+                        time.sleep(opts.poll_s)
+                        continue
+                    # a follower whose leader still pretrains goes later
+                    spec = ready[next_to_start(ready, waits)]
+                    queue.remove(spec)
                     try:
                         with _stderr_to(folder / CONTROLLER_LOG, kind == "local"):
                             running.append((spec, executor.submit(RunJob(opts.reuse_pretraining), spec, str(root), threads, opts.loggers)))
                     except Exception as exc:
                         submission_failed([spec], exc, folder)
                     show()
-            while running:
-                collect(block=(kind == "debug"))
-                if running:
-                    time.sleep(opts.poll_s)
+            wait_all()
+            for executor, later, folder in second_wave:
+                submit_array(executor, later, folder)
+            wait_all()
         except KeyboardInterrupt:
             for _, job in running:
                 _stop(job, kind)
