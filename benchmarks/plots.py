@@ -4,9 +4,13 @@ Each figure is one groupby over the tidy frame of :func:`benchmarks.aggregate.lo
 drawn with seaborn and saved as PNG and PDF next to a CSV of exactly the data it was drawn
 from, under ``<out>/<preset>/``. Learning curves put every run of a curve on a common grid of
 online samples (linear interpolation of its evaluation rows), ending where the curve's first run
-ends, and show the mean with a 95% bootstrap band over runs. A figure with no run to draw is skipped (``--missing`` writes it, saying on its face
-which experiment to run and with which command); a figure with failed or unfinished runs says
-how many. Figures go next to the results they come from (:mod:`benchmarks.outputs`).
+ends, and show the mean with a 95% bootstrap band over runs; Table 1's curves show a curve with
+a run of three evaluations or fewer as its start and final means, not a line, on one y scale per
+domain. A comparison its protocol reads paired by seed (Figs. 6, 7) is drawn as each seed's
+difference with their mean and its 95% t-interval. A figure with no run to draw is skipped
+(``--missing`` writes it, saying on its face which experiment to run and with which command); a
+figure with failed or unfinished runs says how many. Figures go next to the results they come
+from (:mod:`benchmarks.outputs`).
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
+from seaborn.algorithms import bootstrap  # noqa: E402
 
 from benchmarks import aggregate as agg  # noqa: E402
-from benchmarks import outputs  # noqa: E402
+from benchmarks import intervals, outputs  # noqa: E402
 from benchmarks import records as rec  # noqa: E402
 from benchmarks.experiments import ACTION_DIMS, TABLE1_DATASETS, target_entropy  # noqa: E402
 from odt.checkpoint import atomic_write_bytes  # noqa: E402
@@ -43,6 +49,12 @@ BOOT = dict(n_boot=200, seed=0)  # curve bands: one bootstrap per grid point (10
 BARS_BOOT = dict(n_boot=10_000, seed=0)  # a final score's interval: as many resamples as the protocol tables
 CURVE_BAND = " (line: mean over seeds; band: its 95% bootstrap interval)"
 FINAL_BARS = " (point: mean over seeds; bar: its 95% bootstrap interval; faint dots: one seed each)"
+FEW_EVALS = 3  # a curve with a run of at most this many evaluations shows where it starts and ends, no line
+ENDS = ("start mean", "final mean")
+MIN_SPAN = 20.0  # the least height of a score axis (normalized points): a sub-point gap stays small
+CURVE_ENDS = CURVE_BAND[:-1] + (f"; a curve with a run of at most {FEW_EVALS} evaluations: points at its "
+                                f"start and final means, bar: their 95% bootstrap interval; one y scale per "
+                                f"domain, at least {MIN_SPAN:g} points tall)")
 
 
 @dataclass(frozen=True)
@@ -163,12 +175,17 @@ def hue_colors(order: list, hue: str) -> dict:
 
 
 def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = None,
-            x: str = "online_samples", facet_order: Sequence[str] = (), sharey: bool = False) -> pd.DataFrame:
+            x: str = "online_samples", facet_order: Sequence[str] = (), sharey: bool = False,
+            ends_only: bool = False) -> pd.DataFrame:
+    """Each ``hue``'s mean curve with its band, a panel per ``facet``. ``ends_only`` (Table 1's
+    figures, read at the final score): a curve with a run of at most ``FEW_EVALS`` evaluations
+    is drawn as its start and final means, not as a line through them, and the panels of each
+    domain share one y scale at least ``MIN_SPAN`` tall."""
     e = evals(df)
     y = _y(e)
     facets = _facet_order(e[facet], facet, facet_order) if facet else [None]
-    parts = [_panel_on_grid(e if f is None else e[e[facet] == f], x, y, hue, [hue] + ([facet] if facet else []))
-             for f in facets]
+    parts = [_panel_on_grid(e if f is None else e[e[facet] == f], x, y, hue, [hue] + ([facet] if facet else []),
+                            ends_only) for f in facets]
     data = pd.concat(parts, ignore_index=True)
     cols = min(4, max(1, len(facets)))
     rows = -(-len(facets) // cols)
@@ -183,21 +200,109 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
     colors = hue_colors(order, hue)  # one colour per hue in every panel
     for ax, f, sub in zip(axes, facets, parts):
         present = [h for h in order if h in set(sub[hue])]  # a panel's legend names only what it draws
-        sns.lineplot(sub, x=x, y=y, hue=hue, hue_order=present, palette={h: colors[h] for h in present},
-                     errorbar=BAND, ax=ax, **BOOT)
-        _legend_with_seed_counts(ax, sub, hue)
+        if ends_only:
+            _lines_and_ends(ax, sub, x, y, hue, present, colors)
+        else:
+            sns.lineplot(sub, x=x, y=y, hue=hue, hue_order=present, palette={h: colors[h] for h in present},
+                         errorbar=BAND, ax=ax, **BOOT)
+            _legend_with_seed_counts(ax, sub, hue)
         ax.set_title(str(f) if f is not None else "")
-        ax.set_xlabel(x.replace("_", " "))
+        ax.set_xlabel("" if ends_only else x.replace("_", " "))  # ends_only: the legend sits there
         ax.set_ylabel(_y_label(y, f if facet == "dataset" else None))
+    if ends_only:
+        fig.supxlabel(x.replace("_", " "), fontsize="medium")
+        if facet == "dataset":
+            share_y_per_domain(axes[:len(facets)], facets)
     return data
 
 
-def _panel_on_grid(e: pd.DataFrame, x: str, y: str, hue: str, by: list[str]) -> pd.DataFrame:
+def _panel_on_grid(e: pd.DataFrame, x: str, y: str, hue: str, by: list[str], ends_only: bool = False) -> pd.DataFrame:
     """One panel's curves on grids of x: one grid per curve (``hue``), ending where that curve's
     first run ends, so each point averages all of the curve's runs and no curve is cut where
-    another stopped (ODT's AntMaze runs end at 5,600 samples, IQL's at 5,000)."""
-    parts = [on_grid(g, x, y, by, common=True) for _, g in e.groupby(hue, sort=False)]
+    another stopped (ODT's AntMaze runs end at 5,600 samples, IQL's at 5,000). ``ends_only``:
+    a curve with a run of few evaluations is its start and final means (:func:`start_and_final`)."""
+    def one(g):
+        if not ends_only:
+            return on_grid(g, x, y, by, common=True)
+        # one run with few evaluations makes the mean between them mostly straight-line interpolation
+        few = g.dropna(subset=[x, y]).groupby("run_id")[x].nunique().min() <= FEW_EVALS
+        return start_and_final(g, x, y, by) if few else on_grid(g, x, y, by, common=True).assign(drawn="grid")
+    parts = [one(g) for _, g in e.groupby(hue, sort=False)]
     return pd.concat(parts, ignore_index=True) if parts else on_grid(e, x, y, by, common=True)
+
+
+def latest_per_x(e: pd.DataFrame, x: str) -> pd.DataFrame:
+    """Each run's evaluations, one per x (the latest there: pretraining's all sit at 0 online
+    samples, and a run's online course starts where its pretraining ended), sorted by x."""
+    keys = ["run_id", x, "step"] if "step" in e else ["run_id", x]
+    return e.sort_values(keys, kind="stable").drop_duplicates(["run_id", x], keep="last")
+
+
+def boot_interval(values) -> tuple[float, float]:
+    """The 95% percentile bootstrap interval of a mean, as the final-score bars draw it."""
+    means = bootstrap(np.asarray(values, float), func=np.mean, **BARS_BOOT)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def start_and_final(g: pd.DataFrame, x: str, y: str, by: list[str]) -> pd.DataFrame:
+    """A curve's runs' first and last evaluations: each end's mean x, mean ``y`` and its 95%
+    bootstrap interval over the ``n`` runs."""
+    runs = latest_per_x(g.dropna(subset=[x, y]), x).groupby("run_id")
+    rows = []
+    for drawn, ends in zip(ENDS, (runs.head(1), runs.tail(1))):
+        low, high = boot_interval(ends[y])
+        rows.append({**ends[by].iloc[0].to_dict(), "drawn": drawn, x: ends[x].mean(), y: ends[y].mean(),
+                     "n": len(ends), "low": low, "high": high})
+    return pd.DataFrame(rows)
+
+
+def _lines_and_ends(ax, sub: pd.DataFrame, x: str, y: str, hue: str, present: list, colors: dict) -> None:
+    """A panel of :func:`_curves` with ``ends_only``: curves as lines with bands, curves with few
+    evaluations as their start and final means with bars (nudged apart where arms share a start);
+    the legend counts each curve's runs."""
+    ends = sub[sub["drawn"].isin(ENDS)]
+    lines = sub[~sub["drawn"].isin(ENDS)]
+    line_hues = [h for h in present if h in set(lines[hue])]
+    if line_hues:
+        sns.lineplot(lines, x=x, y=y, hue=hue, hue_order=line_hues, palette={h: colors[h] for h in line_hues},
+                     errorbar=BAND, legend=False, ax=ax, **BOOT)
+    end_hues = [h for h in present if h in set(ends[hue])]
+    for i, h in enumerate(end_hues):
+        p = ends[ends[hue] == h]
+        nudge = (i - (len(end_hues) - 1) / 2) * 0.02 * sub[x].max()
+        ax.errorbar(p[x] + nudge, p[y], yerr=[p[y] - p["low"], p["high"] - p[y]], fmt="o", ms=5, capsize=3,
+                    color=colors[h])
+    counts = {h: lines.loc[lines[hue] == h, "run_id"].nunique() for h in line_hues}
+    counts |= {h: int(ends.loc[ends[hue] == h, "n"].max()) for h in end_hues}
+    ax.legend(handles=[Line2D([], [], color=colors[h], marker="o" if h in end_hues else None,
+                              ls="none" if h in end_hues else "-", label=f"{h} (n={counts[h]})") for h in present],
+              loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=len(present), frameon=False, fontsize="small",
+              handlelength=1.5, columnspacing=1.0)  # under the panel, off its data
+
+
+def bounded_span(low: float, high: float, span: float, floor: float | None = None) -> tuple[float, float]:
+    """(low, high) widened about its middle to at least ``span``, not below ``floor`` (where it
+    would be, the widening goes up instead)."""
+    pad = max(0.0, span - (high - low)) / 2
+    low, high = low - pad, high + pad
+    if floor is not None and low < floor:
+        low, high = floor, high + (floor - low)
+    return low, high
+
+
+def share_y_per_domain(axes, datasets) -> None:
+    """The panels of one domain (hopper, walker2d, antmaze, ...) on one y scale that covers all of
+    them, at least ``MIN_SPAN`` tall and below 0 only where the data go there: a free scale per
+    panel magnifies gaps of a fraction of a point into trends."""
+    groups: dict[str, list] = {}
+    for ax, dataset in zip(axes, datasets):
+        groups.setdefault(str(dataset).split("-")[0], []).append(ax)
+    for group in groups.values():
+        low, high = min(a.get_ylim()[0] for a in group), max(a.get_ylim()[1] for a in group)
+        limits = bounded_span(low, high, MIN_SPAN, floor=min(low, 0.0))
+        for a in group:
+            a.set_ylim(*limits)
 
 
 def _y_label(y: str, dataset: str | None = None) -> str:
@@ -246,6 +351,77 @@ def _final(df: pd.DataFrame, fig: plt.Figure, x: str, hue: str) -> pd.DataFrame:
     return last[["run_id", "dataset", "variant", x, hue, y]] if x != hue else last
 
 
+def last_evaluations(df: pd.DataFrame) -> pd.DataFrame:
+    """Each run's last evaluation: the final score the protocols read."""
+    return evals(df).sort_values("step").groupby("run_id").tail(1)
+
+
+def paired_differences(df: pd.DataFrame, a: str, b: str, y: str) -> pd.DataFrame:
+    """Per seed that ran both variants, the final ``y`` of variant ``a``, of ``b``, and a − b."""
+    wide = last_evaluations(df).pivot_table(index="seed", columns="variant", values=y)
+    if a not in wide or b not in wide:
+        return pd.DataFrame(columns=["seed", "a", "b", "difference"])
+    wide = wide[[a, b]].dropna().reset_index().set_axis(["seed", "a", "b"], axis=1)
+    return wide.assign(difference=wide["a"] - wide["b"])
+
+
+def t_interval(values) -> tuple[float, float, float]:
+    """Mean and 95% t-interval (:func:`benchmarks.intervals.mean_interval`); one value: no interval."""
+    values = np.asarray(values, float)
+    if len(values) < 2:
+        return float(values.mean()) if len(values) else np.nan, np.nan, np.nan
+    i = intervals.mean_interval(values)
+    return i.estimate, i.low, i.high
+
+
+def seed_colors(seeds) -> dict:
+    """One colour per seed, the same in every panel of a figure (not the arms' palette)."""
+    order = sorted({int(s) for s in seeds})
+    return dict(zip(order, sns.color_palette("Dark2", n_colors=max(len(order), 3))))
+
+
+def seed_legend(fig: plt.Figure, colors: dict) -> None:
+    """The seeds' colours, beside the panels."""
+    fig.legend(handles=[Line2D([], [], color=c, marker="o", label=f"seed {s}") for s, c in colors.items()],
+               loc="outside lower center", ncol=len(colors), frameon=False)
+
+
+def _finals_by_seed(ax, df: pd.DataFrame, arms: list[str], y: str, colors: dict, labels: list[str] | None = None):
+    """Each seed's final score in every arm, joined across the arms in its colour (which arm is
+    ahead on each seed, and how much the seeds differ), each arm's mean a black bar."""
+    last = last_evaluations(df)
+    wide = last.pivot_table(index="seed", columns="variant", values=y).reindex(columns=arms)
+    for seed, row in wide.iterrows():
+        ax.plot(range(len(arms)), row.to_numpy(), marker="o", ms=4, lw=1, color=colors[int(seed)])
+    ax.scatter(range(len(arms)), wide.mean().to_numpy(), marker="_", s=500, lw=2, color="black", zorder=3)
+    ax.set_xticks(range(len(arms)), labels or arms)
+    ax.set_xlim(-0.4, len(arms) - 0.6)
+    ax.set_ylabel("final normalized return" if y == "score_mean" else "final return")
+    return last[last.variant.isin(arms)][["run_id", "variant", "seed", y]].rename(columns={y: "value"})
+
+
+def _paired_panel(ax, paired: pd.DataFrame, colors: dict, ylabel: str) -> pd.DataFrame:
+    """Per ``comparison``, each seed's paired difference (a dot in its colour) and their mean
+    (black diamond) with its 95% t-interval, beside the line of no difference."""
+    ax.axhline(0, color="grey", lw=0.8)
+    comparisons, out = list(dict.fromkeys(paired["comparison"])), []
+    for i, name in enumerate(comparisons):
+        d = paired[paired["comparison"] == name].sort_values("seed")
+        mean, low, high = t_interval(d["difference"])
+        ax.scatter(i - 0.3 + 0.08 * np.arange(len(d)), d["difference"], color=[colors[int(s)] for s in d.seed],
+                   zorder=3)
+        ax.errorbar(i + 0.2, mean, yerr=None if np.isnan(low) else [[mean - low], [high - mean]], fmt="D",
+                    color="black", capsize=4)
+        ax.annotate(f"{mean:+.1f}" + ("" if np.isnan(low) else f"\n[{low:+.1f}, {high:+.1f}]"), (i + 0.2, mean),
+                    xytext=(6, 0), textcoords="offset points", va="center", fontsize="small")
+        out.append(d.assign(mean=mean, low=low, high=high))
+    ax.set_xticks(range(len(comparisons)),
+                  [f"{c}\n({len(d)} seeds paired)" for c, d in zip(comparisons, out)])
+    ax.set_xlim(-0.6, len(comparisons) - 0.4)
+    ax.set_ylabel(ylabel)
+    return pd.concat(out, ignore_index=True) if out else paired
+
+
 # ----- the figures ---------------------------------------------------------------------------
 def online_runs(df: pd.DataFrame) -> pd.DataFrame:
     """Table 1's methods with an online phase: the runs the learning curves draw (and count in
@@ -255,7 +431,7 @@ def online_runs(df: pd.DataFrame) -> pd.DataFrame:
 
 def draw_learning_curves(df, fig):
     """Table 1's learning curves, one panel per dataset, from the runs ``online_runs`` selects."""
-    return _curves(df, fig, hue="method", facet="dataset")
+    return _curves(df, fig, hue="method", facet="dataset", ends_only=True)
 
 
 def convergence_runs(df: pd.DataFrame) -> pd.DataFrame:
@@ -266,23 +442,40 @@ def convergence_runs(df: pd.DataFrame) -> pd.DataFrame:
 HOPPER_BETA = target_entropy("hopper-medium")
 
 
+NLL_LINEAR = 2.0  # the NLL axis is linear within ±2 nats (it turns negative), logarithmic beyond
+
+
+def pretraining_end(e: pd.DataFrame) -> float:
+    """The updates of the last pretraining evaluation (NaN when there is none)."""
+    return e.loc[e["phase"] == "pretrain", "updates"].max() if {"phase", "updates"} <= set(e) else np.nan
+
+
 def draw_convergence(df, fig):
+    """Fig. 2: each quantity against the gradient updates, pretraining then online (the switch
+    dotted in every panel); the NLL on a symmetric log scale, since it falls from thousands
+    below zero."""
     e = evals(df)
     cols = [c for c in (_y(e), "nll", "entropy", "lambda") if c in e]
     axes = fig.subplots(1, len(cols), squeeze=False)[0]
-    titles = {"score_mean": "normalized return", "return_mean": "return", "nll": "NLL",
+    titles = {"score_mean": "normalized return", "return_mean": "return",
+              "nll": f"NLL (symlog: linear within ±{NLL_LINEAR:g}, log beyond)",
               "entropy": f"policy entropy (dashed: β = −|A| = −{ACTION_DIMS['hopper']})", "lambda": "λ (temperature)"}
-    parts = []
+    switch, parts = pretraining_end(e), []
     for ax, c in zip(axes, cols):
         d = on_grid(e, "updates", c, ["method"], common=True)  # every point averages every run
         sns.lineplot(d, x="updates", y=c, errorbar=BAND, ax=ax, **BOOT)
+        if c == "nll":
+            ax.set_yscale("symlog", linthresh=NLL_LINEAR)
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         if c == "entropy":
             ax.axhline(HOPPER_BETA, color="grey", ls="--", lw=0.8)
         if c == "lambda":
             ax.set_ylim(bottom=0)
+        if pd.notna(switch):
+            ax.axvline(switch, color="grey", ls=":", lw=0.8)
         ax.set_title(titles.get(c, c))
         ax.set_ylabel("")
-        ax.set_xlabel("gradient updates (pretraining, then online)")
+        ax.set_xlabel("gradient updates (dotted: end of pretraining)")
         parts.append(d.assign(metric=c).rename(columns={c: "value"}))
     return pd.concat(parts, ignore_index=True) if parts else e
 
@@ -320,6 +513,54 @@ def draw_g_eval(df, fig):
 
 def draw_variant_curves(df, fig):
     return _curves(df, fig, hue="variant")
+
+
+HINDSIGHT_ARMS = {"relabel=False": "relabel off", "relabel=True": "relabel on"}
+
+
+def draw_hindsight(df, fig):
+    """Fig. 7 as D9 reads it, paired by seed: each seed's final score with relabeling off and on
+    (left), and relabel on − off per seed with their mean and its 95% t-interval (right)."""
+    e = evals(df)
+    y = _y(e)
+    colors = seed_colors(e["seed"])
+    left, right = fig.subplots(1, 2)
+    finals = _finals_by_seed(left, e, list(HINDSIGHT_ARMS), y, colors, list(HINDSIGHT_ARMS.values()))
+    left.set_title("final score, each seed (black: mean)")
+    paired = paired_differences(e, "relabel=True", "relabel=False", y).assign(comparison="relabel on − off")
+    drawn = _paired_panel(right, paired, colors, "relabel on − off, paired by seed (D9)")
+    right.set_title("on − off per seed (black: mean, 95% t-interval)")
+    seed_legend(fig, colors)
+    return pd.concat([finals.assign(panel="each seed"), drawn.assign(panel="paired")], ignore_index=True)
+
+
+def draw_seed_curves(df, fig, reference: str | None = None):
+    """A panel per variant on one y scale: each seed's evaluations (thin, in its colour), the
+    variant's mean over seeds (black, to where its first run ends) and ``reference``'s mean
+    (dashed grey) in the other panels: no overlapping bands, and which seed drives what shows."""
+    e = evals(df)
+    x, y, arms = "online_samples", _y(e), _order(e["variant"])
+    colors = seed_colors(e["seed"])
+    means = _panel_on_grid(e, x, y, "variant", ["variant"]).groupby(["variant", x])[y].mean()
+    axes = fig.subplots(1, len(arms), squeeze=False, sharey=True)[0]
+    runs = latest_per_x(e.dropna(subset=[x, y]), x)
+    for ax, arm in zip(axes, arms):
+        for seed, r in runs[runs["variant"] == arm].groupby("seed"):
+            ax.plot(r[x], r[y], marker="o", ms=3, lw=0.8, color=colors[int(seed)])
+        if reference in means and arm != reference:
+            ax.plot(means[reference].index, means[reference].to_numpy(), color="grey", ls="--", lw=1.2)
+        ax.plot(means[arm].index, means[arm].to_numpy(), color="black", lw=2)
+        ax.set(title=f"{arm} (n={runs.loc[runs['variant'] == arm, 'run_id'].nunique()})", xlabel="online samples",
+               ylabel=_y_label(y) if ax is axes[0] else "")
+    seed_legend(fig, colors)
+    return pd.concat([runs[["run_id", "variant", "seed", x, y]].assign(drawn="seed"),
+                      means.reset_index().assign(drawn="mean over seeds")], ignore_index=True)
+
+
+def draw_g_online_curves(df, fig):
+    """Fig. 5 (R)'s runs over online samples, a panel per g_online; dashed: 2x, ODT's default,
+    which D5 and D6 compare against."""
+    return draw_seed_curves(df, fig, reference="g_online=2x")
 
 
 def draw_variant_curves_by_dataset(df, fig):
@@ -406,21 +647,44 @@ def draw_lambda(df, fig):
     lambda_ax.set_ylabel("λ")
     for b in betas if "entropy" in e else []:
         entropy_ax.axhline(b, color="grey", ls="--", lw=0.8)
-    switch = e.loc[e["phase"] == "pretrain", "updates"].max() if {"phase", "updates"} <= set(e) else np.nan
+    switch = pretraining_end(e)
     for ax in (entropy_ax, lambda_ax) if pd.notna(switch) else ():
         ax.axvline(switch, color="grey", ls=":", lw=0.8)
     return data
 
 
+CURRICULUM_PAIRS = {"D7: fixed − q=90": ("fixed", "q=90"), "D8: q=90 − q=10": ("q=90", "q=10")}
+
+
 def draw_curriculum(df, fig):
-    """Fig. 6: the exploration RTG each variant conditioned on (left: logged from the first online
-    evaluation, so drawn from where every run has one) and the return (right: from the end of
-    pretraining at 0 online samples)."""
+    """Fig. 6 as the protocol reads it: the exploration RTG each arm conditioned on (left, mean
+    over seeds, from where every run has logged one), each seed's final score in every arm
+    (middle), and D7 and D8 paired by seed (right)."""
     e = evals(df)
-    cols = [c for c in ("exploration_rtg", _y(e)) if c in e and e[c].notna().any()]
-    return _metric_panels(fig, e, "online_samples", cols, xlabel="online samples",
-                          titles={"exploration_rtg": "exploration RTG", "score_mean": "normalized return"},
-                          common_start=("exploration_rtg",))
+    y, arms = _y(e), _order(e["variant"])
+    colors = seed_colors(e["seed"])
+    rtg_ax, final_ax, paired_ax = fig.subplots(1, 3, width_ratios=(1.3, 1.3, 1))
+    parts = []
+    if "exploration_rtg" in e and e["exploration_rtg"].notna().any():
+        rtg = on_grid(e, "online_samples", "exploration_rtg", ["variant"], common=True, common_start=True)
+        qs = [a for a in arms if a.startswith("q=")]  # percentiles light to dark, the others black: not seeds' hues
+        palette = {a: "black" for a in arms} | dict(zip(qs, sns.color_palette("Blues", n_colors=len(qs) + 1)[1:]))
+        sns.lineplot(rtg, x="online_samples", y="exploration_rtg", hue="variant", hue_order=arms, palette=palette,
+                     errorbar=None, ax=rtg_ax)
+        _legend_with_seed_counts(rtg_ax, rtg, "variant")
+        sns.move_legend(rtg_ax, "upper left", bbox_to_anchor=(0.0, -0.2), ncol=3, title=None, frameon=False)
+        parts.append(rtg.assign(metric="exploration_rtg").rename(columns={"exploration_rtg": "value"}))
+    rtg_ax.set(title="exploration RTG (mean over seeds)", xlabel="online samples", ylabel="exploration RTG")
+    parts.append(_finals_by_seed(final_ax, e, arms, y, colors).assign(metric=y))
+    final_ax.set_title("final score, each seed (black: mean)")
+    final_ax.tick_params(axis="x", rotation=30)
+    paired = [paired_differences(e, a, b, y).assign(comparison=name) for name, (a, b) in CURRICULUM_PAIRS.items()]
+    paired = pd.concat([p for p in paired if not p.empty] or paired, ignore_index=True)
+    parts.append(_paired_panel(paired_ax, paired, colors, "paired difference of final scores").assign(
+        metric=f"paired final {y}"))
+    paired_ax.set_title("D7, D8 per seed (black: mean, 95% t-interval)")
+    seed_legend(fig, colors)
+    return pd.concat([p for p in parts if not p.empty], ignore_index=True)
 
 
 def control_runs(df: pd.DataFrame) -> pd.DataFrame:
@@ -430,7 +694,7 @@ def control_runs(df: pd.DataFrame) -> pd.DataFrame:
 
 def draw_control(df, fig):
     """ODT against its no-new-data control over online samples, one panel per dataset."""
-    return _curves(df, fig, hue="method", facet="dataset")
+    return _curves(df, fig, hue="method", facet="dataset", ends_only=True)
 
 
 def _odt_against_control(df: pd.DataFrame, fig: plt.Figure, x: str, xlabel: str, paired_label: str,
@@ -445,6 +709,7 @@ def _odt_against_control(df: pd.DataFrame, fig: plt.Figure, x: str, xlabel: str,
     left, right = fig.subplots(1, 2)
     _means_with_seeds(left, last, x, y, order, hue="method", hue_order=["odt", "odt-control"], dodge=0.3)
     _legend_with_seed_counts(left, last, "method", per=x)
+    sns.move_legend(left, "lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, title=None, frameon=False)  # off the dots
     left.set_ylabel("final normalized return")
     left.set_xlabel(xlabel)
     wide = last.pivot_table(index=[x, "seed"], columns="method", values=y).dropna().reset_index()
@@ -614,10 +879,10 @@ def draw_stability(df, fig):
 
 
 FIGURES = [
-    Figure("learning_curves", "table1", "Table 1 runs: normalized return during online finetuning" + CURVE_BAND,
+    Figure("learning_curves", "table1", "Table 1 runs: normalized return during online finetuning" + CURVE_ENDS,
            draw_learning_curves, (14, 3.5), select=online_runs),
-    Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning" + CURVE_BAND,
-           draw_control, (10, 4), select=control_runs),
+    Figure("odt_vs_control", "table1", "ODT against its no-new-data control (odt-control) during finetuning"
+           + CURVE_ENDS, draw_control, (10, 4), select=control_runs),
     Figure("control_pretraining", "control_pretraining", "Protocol P1m: ODT against its no-new-data control "
            "after the paper's amount of pretraining (20k updates of 64 sequences)" + FINAL_BARS,
            draw_control_pretraining, (9, 4)),
@@ -637,14 +902,19 @@ FIGURES = [
            "(DT, ODT offline, ODT's pretraining: 2e4 updates; IQL: 1.8e5; grey dashed line: 30%; each point 20 episodes, "
            "the last 100)" + CURVE_BAND,
            draw_antmaze_offline, (12, 5), select=antmaze_offline_runs),
-    Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda",
+    Figure("convergence", "table1", "Fig. 2: ODT on hopper-medium (Table 1's runs), return, NLL, entropy and lambda"
+           + CURVE_BAND,
            draw_convergence, (14, 3.5), select=convergence_runs),
     Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy, a panel per model size that has runs (paper: small, large)" + CURVE_BAND, draw_stoch, (10, 4)),
     Figure("g_eval", "g_eval", "Fig. 3 / 5 (L): return against g_eval", draw_g_eval, (10, 4)),
     Figure("g_online", "g_online", "Fig. 5 (R): final return against g_online" + FINAL_BARS, draw_variant_final),
-    Figure("g_online_curves", "g_online", "g_online: learning curves" + CURVE_BAND, draw_variant_curves),
-    Figure("curriculum", "curriculum", "Fig. 6: curriculum exploration RTG vs fixed g_online" + CURVE_BAND, draw_curriculum, (10, 4)),
-    Figure("hindsight", "hindsight", "Fig. 7: hindsight return relabeling on / off" + CURVE_BAND, draw_variant_curves),
+    Figure("g_online_curves", "g_online", "g_online: learning curves, a panel per g_online (thin: one seed each, "
+           "at its evaluations; black: mean over seeds; dashed grey: 2x, ODT's default, which D5 and D6 compare against)",
+           draw_g_online_curves, (14, 3.6)),
+    Figure("curriculum", "curriculum", "Fig. 6: curriculum exploration RTG vs fixed g_online, read as D7 = fixed − q=90 "
+           "and D8 = q=90 − q=10, final scores paired by seed", draw_curriculum, (14, 4.6)),
+    Figure("hindsight", "hindsight", "Fig. 7: hindsight return relabeling on / off, read as D9 = on − off, final scores "
+           "paired by seed", draw_hindsight, (9, 4.2)),
     Figure("buffer_init", "buffer_init", "Fig. 8: replay buffer initialisation, top-N vs random" + CURVE_BAND, draw_variant_curves_by_dataset, (14, 3.5)),
     Figure("eval_context", "eval_context", "Fig. 9: evaluation context length 1 vs 5 (ant-medium-replay)" + FINAL_BARS, draw_grid_final, (9, 4)),
     Figure("pos_embedding", "pos_embedding", "Fig. 10: positional embedding on / off (walker2d-medium)" + FINAL_BARS, draw_grid_final, (9, 4)),

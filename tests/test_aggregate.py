@@ -810,7 +810,7 @@ def test_each_learning_curve_ends_where_its_own_first_run_ends():
     rows = [{"run_id": r, "dataset": "antmaze-umaze-diverse", "method": m, "status": "complete",
              "phase": "online", "online_samples": x, "score_mean": v}
             for r, m, end in (("odt-0", "odt", 5600), ("odt-1", "odt", 6300), ("iql-0", "iql", 5000))
-            for x, v in ((0, 0.0), (end, 2.0))]
+            for x, v in ((k * end / 3, 2.0 * k / 3) for k in range(4))]  # four evaluations: a line, not its ends
     fig = plt.figure()
     data = plots.draw_learning_curves(pd.DataFrame(rows), fig)
     plt.close(fig)

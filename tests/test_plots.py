@@ -1,0 +1,138 @@
+"""The figures show what the verdicts read: paired differences seed by seed, evaluations where
+they were made, log-scale NLL with the phase switch, legends off the data, one y scale per domain."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from benchmarks import plots  # noqa: E402
+
+
+def _two_arm_rows(finals: dict[str, dict[int, float]]) -> pd.DataFrame:
+    """Each (variant, seed) run: pretraining's end at 0 samples, two online evaluations, the last
+    one ``finals[variant][seed]``."""
+    rows = []
+    for variant, by_seed in finals.items():
+        for seed, final in by_seed.items():
+            run = f"{variant}-{seed}"
+            for step, (phase, x, v) in enumerate((("pretrain", 0, 40.0), ("online", 2000, 50.0 + seed),
+                                                  ("online", 5000, final))):
+                rows.append({"run_id": run, "variant": variant, "seed": seed, "dataset": "hopper-medium",
+                             "method": "odt", "status": "complete", "phase": phase, "step": step,
+                             "online_samples": x, "updates": 1000 * (step + 1), "score_mean": v})
+    return pd.DataFrame(rows)
+
+
+def test_hindsight_panel_plots_the_per_seed_paired_differences_and_their_t_interval():
+    on = {20: 60.0, 21: 90.0, 22: 50.0, 23: 55.0}
+    off = {20: 50.0, 21: 40.0, 22: 51.0, 24: 70.0}  # seeds 23 and 24 have one arm only: unpaired
+    fig = plt.figure()
+    data = plots.draw_hindsight(_two_arm_rows({"relabel=True": on, "relabel=False": off}), fig)
+    plt.close(fig)
+    paired = data[data.panel == "paired"].set_index("seed")
+    expected = {s: on[s] - off[s] for s in sorted(set(on) & set(off))}
+    assert paired["difference"].to_dict() == pytest.approx(expected)
+    diffs = np.array(list(expected.values()))
+    half = stats.t.ppf(0.975, len(diffs) - 1) * diffs.std(ddof=1) / np.sqrt(len(diffs))
+    assert paired["mean"].iloc[0] == pytest.approx(diffs.mean())
+    assert (paired["low"].iloc[0], paired["high"].iloc[0]) == pytest.approx((diffs.mean() - half, diffs.mean() + half))
+
+
+def test_curriculum_panel_pairs_d7_and_d8_and_skips_missing_arms():
+    finals = {"fixed": {0: 60.0, 1: 62.0}, "q=90": {0: 50.0, 1: 61.0}, "q=10": {0: 45.0, 1: 70.0}}
+    rows = _two_arm_rows(finals)
+    rows.loc[rows.phase == "online", "exploration_rtg"] = 2000.0
+    fig = plt.figure()
+    data = plots.draw_curriculum(rows, fig)
+    plt.close(fig)
+    paired = data[data.metric.str.startswith("paired")]
+    got = {(c, s): d for c, s, d in zip(paired.comparison, paired.seed, paired.difference)}
+    assert got == pytest.approx({("D7: fixed − q=90", 0): 10.0, ("D7: fixed − q=90", 1): 1.0,
+                                 ("D8: q=90 − q=10", 0): 5.0, ("D8: q=90 − q=10", 1): -9.0})
+    assert plots.paired_differences(rows, "fixed", "q=50", "score_mean").empty  # no such arm: nothing paired
+
+
+def test_convergence_nll_axis_is_log_and_every_panel_marks_the_end_of_pretraining():
+    rows = _two_arm_rows({"": {0: 55.0, 1: 60.0}})
+    rows["nll"] = rows["step"].map({0: 1000.0, 1: -1.2, 2: -1.5})
+    rows["entropy"], rows["lambda"] = -1.5, 0.08
+    fig = plt.figure()
+    plots.draw_convergence(rows, fig)
+    axes = {ax.get_title().split(" (")[0]: ax for ax in fig.axes}
+    switch = {ax.get_title(): [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() == ":"] for ax in fig.axes}
+    plt.close(fig)
+    assert axes["NLL"].get_yscale() in ("log", "symlog")  # symlog: the NLL turns negative
+    assert all(v == [1000] for v in switch.values())  # the last pretraining evaluation's updates
+
+
+def test_a_curve_with_few_evaluations_draws_start_and_final_means_not_a_line():
+    rows = [{"run_id": f"odt-{s}", "dataset": "ant-medium", "method": "odt", "status": "complete",
+             "phase": "online", "step": k, "online_samples": x, "score_mean": v}
+            for s, finals in ((0, 30.0), (1, 40.0)) for k, (x, v) in enumerate(((0, 20.0), (5000 + 100 * s, finals)))]
+    fig = plt.figure()
+    data = plots.draw_learning_curves(pd.DataFrame(rows), fig)
+    (ax,) = [a for a in fig.axes if a.get_visible()]
+    long_lines = [ln for ln in ax.lines if len(ln.get_xdata()) > 2]
+    plt.close(fig)
+    final = data[data.drawn == "final mean"].iloc[0]
+    assert not long_lines  # two evaluations per run: no interpolated trend
+    assert final.score_mean == pytest.approx(35.0) and final.online_samples == pytest.approx(5050.0)
+    assert final.n == 2 and final.low <= 35.0 <= final.high
+
+
+def test_learning_curve_panels_share_one_y_scale_per_domain_at_least_min_span_tall():
+    rows = [{"run_id": f"odt-{d}-{s}", "dataset": d, "method": "odt", "status": "complete", "phase": "online",
+             "step": k, "online_samples": 1000 * k, "score_mean": base + 0.1 * k + s}
+            for d, base in (("hopper-medium", 30.0), ("hopper-medium-replay", 60.0), ("halfcheetah-medium", 34.0))
+            for s in range(2) for k in range(5)]
+    fig = plt.figure()
+    plots.draw_learning_curves(pd.DataFrame(rows), fig)
+    limits = {ax.get_title(): ax.get_ylim() for ax in fig.axes if ax.get_visible()}
+    plt.close(fig)
+    assert limits["hopper-medium"] == limits["hopper-medium-replay"]
+    low, high = limits["halfcheetah-medium"]
+    assert high - low >= plots.MIN_SPAN and low < 34.0 < high
+    assert plots.bounded_span(33.0, 35.0, 20.0) == (24.0, 44.0)
+    assert plots.bounded_span(-0.1, 2.0, 20.0, floor=-0.1) == pytest.approx((-0.1, 19.9))
+
+
+def _overlaps(fig, legend, ax) -> bool:
+    fig.canvas.draw()
+    box, area = legend.get_window_extent(), ax.get_window_extent()
+    return box.overlaps(area)
+
+
+def test_control_pretraining_legends_sit_off_the_data():
+    rows = [{"run_id": f"{m}-{s}", "dataset": "hopper-medium", "method": m, "variant": "pretrain=20000",
+             "seed": s, "status": "complete", "phase": "online", "online_samples": 5000, "step": 0,
+             "score_mean": 40.0 + 3 * s + (5 if m == "odt" else 0)}
+            for m in ("odt", "odt-control") for s in range(10)]
+    fig = plt.figure(figsize=(9, 4.6), layout="constrained")
+    plots.draw_control_pretraining(pd.DataFrame(rows), fig)
+    left, right = fig.axes[:2]
+    assert not _overlaps(fig, left.get_legend(), left)
+    assert all(not _overlaps(fig, lg, ax) for lg in fig.legends for ax in (left, right))
+    plt.close(fig)
+
+
+def test_g_online_curves_give_each_arm_a_panel_with_its_seeds_and_no_bands():
+    rows = _two_arm_rows({"g_online=2x": {20: 60.0, 21: 70.0}, "g_online=10x": {20: 55.0, 21: 75.0}})
+    fig = plt.figure(figsize=(9, 3.6), layout="constrained")
+    data = plots.draw_g_online_curves(rows, fig)
+    axes = {ax.get_title(): ax for ax in fig.axes}
+    two, ten = axes["g_online=2x (n=2)"], axes["g_online=10x (n=2)"]
+    assert two.get_shared_y_axes().joined(two, ten) and not two.collections  # one y scale, no overlapping bands
+    assert any(ln.get_linestyle() == "--" for ln in ten.lines)  # the reference arm's mean beside each other arm
+    assert all(not _overlaps(fig, lg, ax) for lg in fig.legends for ax in (two, ten))
+    plt.close(fig)
+    seeds = data[data.drawn == "seed"]
+    assert len(seeds) == 4 * 3  # per run: the end of pretraining and its two online evaluations
+    means = data[data.drawn == "mean over seeds"].groupby("variant").score_mean.last()
+    assert means.to_dict() == pytest.approx({"g_online=2x": 65.0, "g_online=10x": 65.0})
