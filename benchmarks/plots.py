@@ -4,13 +4,15 @@ Each figure is one groupby over the tidy frame of :func:`benchmarks.aggregate.lo
 drawn with seaborn and saved as PNG and PDF next to a CSV of exactly the data it was drawn
 from, under ``<out>/<preset>/``. Learning curves put every run of a curve on a common grid of
 online samples (linear interpolation of its evaluation rows), ending where the curve's first run
-ends, and show the mean with a 95% bootstrap band over runs; Table 1's curves show a curve with
-a run of three evaluations or fewer as its start and final means, not a line, on one y scale per
-domain. A comparison its protocol reads paired by seed (Figs. 6, 7) is drawn as each seed's
-difference with their mean and its 95% t-interval. A figure with no run to draw is skipped
-(``--missing`` writes it, saying on its face which experiment to run and with which command); a
-figure with failed or unfinished runs says how many. Figures go next to the results they come
-from (:mod:`benchmarks.outputs`).
+ends, and show the mean with its 95% t-interval over runs as a band (none where a curve has one
+run); Table 1's curves show a curve with a run of three evaluations or fewer as its start and final
+means, not a line, on one y scale per domain. Every band and bar is that Student t-interval
+(:func:`benchmarks.intervals.mean_interval`), never seaborn's default percentile bootstrap, which
+covers far less than 95% at 3-10 seeds (issue 84). A comparison its protocol reads paired by
+seed (Figs. 6, 7) is drawn as each seed's difference with their mean and its 95% t-interval. A
+figure with no run to draw is skipped (``--missing`` writes it, saying on its face which
+experiment to run and with which command); a figure with failed or unfinished runs says how many.
+Figures go next to the results they come from (:mod:`benchmarks.outputs`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
-from seaborn.algorithms import bootstrap  # noqa: E402
 
 from benchmarks import aggregate as agg  # noqa: E402
 from benchmarks import intervals, outputs  # noqa: E402
@@ -44,16 +45,13 @@ from odt.config import PRESETS, is_antmaze  # noqa: E402
 
 EVAL_PHASES = ("pretrain", "online")
 ANTMAZE_LEARNED = 30.0  # the antmaze_sizing figure's dashed line: PROTOCOL-antmaze-sizing-cpu.md's 'learned'
-BAND = ("ci", 95)
-BOOT = dict(n_boot=200, seed=0)  # curve bands: one bootstrap per grid point (10,000 there took minutes)
-BARS_BOOT = dict(n_boot=10_000, seed=0)  # a final score's interval: as many resamples as the protocol tables
-CURVE_BAND = " (line: mean over seeds; band: its 95% bootstrap interval)"
-FINAL_BARS = " (point: mean over seeds; bar: its 95% bootstrap interval; faint dots: one seed each)"
+CURVE_BAND = " (line: mean over seeds; band: its 95% t-interval over the n seeds, none where n = 1)"
+FINAL_BARS = " (point: mean over seeds; bar: its 95% t-interval over the n seeds; faint dots: one seed each)"
 FEW_EVALS = 3  # a curve with a run of at most this many evaluations shows where it starts and ends, no line
 ENDS = ("start mean", "final mean")
 MIN_SPAN = 20.0  # the least height of a score axis (normalized points): a sub-point gap stays small
 CURVE_ENDS = CURVE_BAND[:-1] + (f"; a curve with a run of at most {FEW_EVALS} evaluations: points at its "
-                                f"start and final means, bar: their 95% bootstrap interval; one y scale per "
+                                f"start and final means, bar: their 95% t-interval; one y scale per "
                                 f"domain, at least {MIN_SPAN:g} points tall)")
 
 
@@ -204,7 +202,7 @@ def _curves(df: pd.DataFrame, fig: plt.Figure, hue: str, facet: str | None = Non
             _lines_and_ends(ax, sub, x, y, hue, present, colors)
         else:
             sns.lineplot(sub, x=x, y=y, hue=hue, hue_order=present, palette={h: colors[h] for h in present},
-                         errorbar=BAND, ax=ax, **BOOT)
+                         errorbar=BAND, ax=ax)
             _legend_with_seed_counts(ax, sub, hue)
         ax.set_title(str(f) if f is not None else "")
         ax.set_xlabel("" if ends_only else x.replace("_", " "))  # ends_only: the legend sits there
@@ -238,20 +236,13 @@ def latest_per_x(e: pd.DataFrame, x: str) -> pd.DataFrame:
     return e.sort_values(keys, kind="stable").drop_duplicates(["run_id", x], keep="last")
 
 
-def boot_interval(values) -> tuple[float, float]:
-    """The 95% percentile bootstrap interval of a mean, as the final-score bars draw it."""
-    means = bootstrap(np.asarray(values, float), func=np.mean, **BARS_BOOT)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(low), float(high)
-
-
 def start_and_final(g: pd.DataFrame, x: str, y: str, by: list[str]) -> pd.DataFrame:
     """A curve's runs' first and last evaluations: each end's mean x, mean ``y`` and its 95%
-    bootstrap interval over the ``n`` runs."""
+    t-interval over the ``n`` runs (NaN, no bar, for one run)."""
     runs = latest_per_x(g.dropna(subset=[x, y]), x).groupby("run_id")
     rows = []
     for drawn, ends in zip(ENDS, (runs.head(1), runs.tail(1))):
-        low, high = boot_interval(ends[y])
+        low, high = t_band(ends[y])
         rows.append({**ends[by].iloc[0].to_dict(), "drawn": drawn, x: ends[x].mean(), y: ends[y].mean(),
                      "n": len(ends), "low": low, "high": high})
     return pd.DataFrame(rows)
@@ -266,7 +257,7 @@ def _lines_and_ends(ax, sub: pd.DataFrame, x: str, y: str, hue: str, present: li
     line_hues = [h for h in present if h in set(lines[hue])]
     if line_hues:
         sns.lineplot(lines, x=x, y=y, hue=hue, hue_order=line_hues, palette={h: colors[h] for h in line_hues},
-                     errorbar=BAND, legend=False, ax=ax, **BOOT)
+                     errorbar=BAND, legend=False, ax=ax)
     end_hues = [h for h in present if h in set(ends[hue])]
     for i, h in enumerate(end_hues):
         p = ends[ends[hue] == h]
@@ -318,12 +309,12 @@ STRIP_SEED = 0  # the seeds' dots' horizontal jitter: fixed, so regenerating a f
 
 def _means_with_seeds(ax, data: pd.DataFrame, x: str, y: str, order: list, hue: str | None = None,
                       hue_order: list | None = None, dodge: float = 0.0, color: str | None = None) -> None:
-    """Each arm's mean with its 95% bootstrap interval, and beside it every seed as a faint dot.
+    """Each arm's mean with its 95% t-interval, and beside it every seed as a faint dot.
     seaborn jitters the dots with numpy's global generator; it is seeded here and put back after,
     so the figure's bytes depend on the data only and nothing else's randomness is touched."""
     palette = hue_colors(hue_order, hue) if hue == "method" and hue_order else None
     sns.pointplot(data, x=x, y=y, hue=hue, order=order, hue_order=hue_order, errorbar=BAND, ax=ax,
-                  dodge=dodge or False, linestyle="none", color=color, palette=palette, **BARS_BOOT)
+                  dodge=dodge or False, linestyle="none", color=color, palette=palette)
     state = np.random.get_state()
     try:
         np.random.seed(STRIP_SEED)
@@ -372,6 +363,16 @@ def t_interval(values) -> tuple[float, float, float]:
         return float(values.mean()) if len(values) else np.nan, np.nan, np.nan
     i = intervals.mean_interval(values)
     return i.estimate, i.low, i.high
+
+
+def t_band(values) -> tuple[float, float]:
+    """(low, high) of the 95% t-interval of the mean of ``values`` over seeds: every band and bar of
+    the figures (seaborn's ``errorbar``, which leaves a single value without one); NaN for one value."""
+    _, low, high = t_interval(values)
+    return low, high
+
+
+BAND = t_band  # seaborn's default errorbar and ("ci", 95) are percentile bootstraps: never used here
 
 
 def seed_colors(seeds) -> dict:
@@ -463,7 +464,7 @@ def draw_convergence(df, fig):
     switch, parts = pretraining_end(e), []
     for ax, c in zip(axes, cols):
         d = on_grid(e, "updates", c, ["method"], common=True)  # every point averages every run
-        sns.lineplot(d, x="updates", y=c, errorbar=BAND, ax=ax, **BOOT)
+        sns.lineplot(d, x="updates", y=c, errorbar=BAND, ax=ax)
         if c == "nll":
             ax.set_yscale("symlog", linthresh=NLL_LINEAR)
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -490,7 +491,7 @@ def draw_stoch(df, fig):
 def draw_g_eval(df, fig):
     """Figs. 3 / 5 (L): the return of each run's sweep over g_eval, after pretraining and after
     finetuning, on one y axis so the two sensitivities compare; each seed a thin grey line, the
-    mean with its 95% bootstrap band over seeds, g* (the sweep's 1x point) dashed."""
+    mean with its 95% t-interval band over seeds, g* (the sweep's 1x point) dashed."""
     s = df[df["phase"].isin(["sweep-pretrained", "sweep-finetuned"])] if "phase" in df else df.iloc[0:0]
     y = _y(s)
     axes = fig.subplots(1, 2, squeeze=False, sharey=True)[0]
@@ -500,7 +501,7 @@ def draw_g_eval(df, fig):
         if d.empty:
             continue
         sns.lineplot(d, x="g_eval", y=y, units="run_id", estimator=None, color="grey", alpha=0.4, lw=0.8, ax=ax)
-        sns.lineplot(d, x="g_eval", y=y, errorbar=BAND, marker="o", ax=ax, **BOOT)
+        sns.lineplot(d, x="g_eval", y=y, errorbar=BAND, marker="o", ax=ax)
         for g in sorted(ones["g_eval"].unique()):
             ax.axvline(g, color="grey", ls="--", lw=0.8)
         ax.set_title(phase.replace("sweep-", "after ").replace("pretrained", "pretraining")
@@ -602,7 +603,7 @@ def _metric_panels(fig, e, x: str, metrics, titles: dict | None = None, xlabel: 
         d = pd.concat([on_grid(g, x, c, ["variant"], common=True, common_start=c in common_start) for g in groups],
                       ignore_index=True)
         order = _order(d["variant"])
-        sns.lineplot(d, x=x, y=c, hue="variant", hue_order=order, errorbar=BAND, ax=ax, **BOOT)
+        sns.lineplot(d, x=x, y=c, hue="variant", hue_order=order, errorbar=BAND, ax=ax)
         if each_run:
             runs = e[e["variant"].isin(order)].dropna(subset=[x, c])
             sns.lineplot(runs, x=x, y=c, hue="variant", hue_order=order, units="run_id", estimator=None,
@@ -700,7 +701,8 @@ def draw_control(df, fig):
 def _odt_against_control(df: pd.DataFrame, fig: plt.Figure, x: str, xlabel: str, paired_label: str,
                          band: tuple[float, float] | None = None) -> pd.DataFrame:
     """Final score of ODT and its control at each ``x`` (left), and ODT minus control paired by
-    seed (right), each seed a dot, the mean with its 95% bootstrap interval, and the protocol's
+    seed (right), each seed a dot, the mean with its 95% t-interval (paired: over the per-seed
+    differences), and the protocol's
     no-effect ``band`` where it has one."""
     e = evals(df[df.method.isin(["odt", "odt-control"])])
     y = _y(e)
@@ -822,7 +824,7 @@ def _offline_arm_curves(e: pd.DataFrame, arms: list[str], fig, colors: dict[str,
         sub = e[e.dataset == dataset]
         present = [a for a in arms if a in set(sub.arm)]
         sns.lineplot(sub, x=x, y=y, hue="arm", hue_order=present, palette=colors, style="arm",
-                     style_order=present, dashes=dashes, marker="o", errorbar=BAND, ax=ax, **BOOT)
+                     style_order=present, dashes=dashes, marker="o", errorbar=BAND, ax=ax)
         _legend_with_seed_counts(ax, sub, "arm")
         sns.move_legend(ax, "upper left", bbox_to_anchor=(0.0, -0.18), title=None, frameon=False)  # off the curves
         ax.set_title(dataset)
@@ -906,7 +908,8 @@ FIGURES = [
            + CURVE_BAND,
            draw_convergence, (14, 3.5), select=convergence_runs),
     Figure("stoch_vs_det", "stoch_vs_det", "Fig. 4: stochastic vs deterministic policy, a panel per model size that has runs (paper: small, large)" + CURVE_BAND, draw_stoch, (10, 4)),
-    Figure("g_eval", "g_eval", "Fig. 3 / 5 (L): return against g_eval", draw_g_eval, (10, 4)),
+    Figure("g_eval", "g_eval", "Fig. 3 / 5 (L): return against g_eval (line: mean over seeds; band: its 95% "
+           "t-interval over the n seeds; grey: one seed each)", draw_g_eval, (10, 4)),
     Figure("g_online", "g_online", "Fig. 5 (R): final return against g_online" + FINAL_BARS, draw_variant_final),
     Figure("g_online_curves", "g_online", "g_online: learning curves, a panel per g_online (thin: one seed each, "
            "at its evaluations; black: mean over seeds; dashed grey: 2x, ODT's default, which D5 and D6 compare against)",
@@ -919,10 +922,10 @@ FIGURES = [
     Figure("eval_context", "eval_context", "Fig. 9: evaluation context length 1 vs 5 (ant-medium-replay)" + FINAL_BARS, draw_grid_final, (9, 4)),
     Figure("pos_embedding", "pos_embedding", "Fig. 10: positional embedding on / off (walker2d-medium)" + FINAL_BARS, draw_grid_final, (9, 4)),
     Figure("lambda", "lambda", "Fig. 12: entropy and lambda from several initial lambdas (line: mean over seeds to "
-           "where a variant's first run ends; band: its 95% bootstrap interval; thin: one run each, to its end)",
+           "where a variant's first run ends; band: its 95% t-interval over the n seeds; thin: one run each, to its end)",
            draw_lambda, (10, 4)),
     Figure("sampling", "sampling", "Appendix F runs (exploratory, not a figure of the paper): finetuning with trajectories sampled by length vs by return" + CURVE_BAND, draw_variant_curves),
-    Figure("stability", "table1", "Fig. 11: stability of ODT, IQL and SAC (hopper-medium, Table 1's runs)",
+    Figure("stability", "table1", "Fig. 11: stability of ODT, IQL and SAC (hopper-medium, Table 1's runs)" + CURVE_BAND,
            draw_stability, select=stability_runs),
     Figure("table_rtg", "table_rtg", "Appendix D: g_online = 2g* vs g*" + FINAL_BARS, draw_table_rtg, (12, 4)),
 ]

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.collections import LineCollection  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from benchmarks import plots  # noqa: E402
@@ -136,3 +137,115 @@ def test_g_online_curves_give_each_arm_a_panel_with_its_seeds_and_no_bands():
     assert len(seeds) == 4 * 3  # per run: the end of pretraining and its two online evaluations
     means = data[data.drawn == "mean over seeds"].groupby("variant").score_mean.last()
     assert means.to_dict() == pytest.approx({"g_online=2x": 65.0, "g_online=10x": 65.0})
+
+
+# ----- intervals: every band and bar is the 95% t-interval over seeds (issue 84) -------------
+SKEWED = (40.0, 41.0, 43.0, 50.0, 71.0)  # 5 seeds, skewed: a percentile bootstrap's interval is far narrower
+
+
+def _t95(values) -> tuple[float, float]:
+    """The 95% Student t-interval of the mean, computed here with scipy, not with the project's function."""
+    v = np.asarray(values, float)
+    half = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
+    return v.mean() - half, v.mean() + half
+
+
+def _flat_runs(finals: dict[str, dict[int, float]], xs=(0, 2500, 5000)) -> pd.DataFrame:
+    """Each (variant, seed) run evaluated at ``xs``, the same score at each: every grid point of a
+    curve averages the same values."""
+    return pd.DataFrame([{"run_id": f"{v}-{s}", "variant": v, "seed": s, "dataset": "hopper-medium",
+                          "method": "odt", "status": "complete", "phase": "online", "step": k,
+                          "online_samples": x, "updates": 1000 * (k + 1), "score_mean": score}
+                         for v, by_seed in finals.items() for s, score in by_seed.items()
+                         for k, x in enumerate(xs)])
+
+
+def _bar_extents(ax) -> list[tuple[float, float]]:
+    """The (low, high) of each vertical bar drawn: pointplot's (two-point lines) and ax.errorbar's
+    (segments of a LineCollection)."""
+    segments = [np.column_stack([ln.get_xdata(), ln.get_ydata()]) for ln in ax.lines]
+    segments += [np.asarray(seg) for c in ax.collections if isinstance(c, LineCollection) for seg in c.get_segments()]
+    out = []
+    for seg in segments:
+        seg = np.asarray(seg, float)
+        if len(seg) == 2 and np.isfinite(seg).all() and seg[0, 0] == seg[1, 0] and seg[0, 1] != seg[1, 1]:
+            out.append((float(seg[:, 1].min()), float(seg[:, 1].max())))
+    return out
+
+
+def test_curve_band_is_the_t_interval_over_seeds_and_one_seed_draws_none():
+    fig = plt.figure()
+    plots.draw_variant_curves(_flat_runs({"five": dict(enumerate(SKEWED)), "one": {0: 55.0}}), fig)
+    (ax,) = fig.axes
+    bands = [c for c in ax.collections if len(c.get_paths()) and np.isfinite(c.get_paths()[0].vertices).all()
+             and np.ptp(c.get_paths()[0].vertices[:, 1]) > 0]
+    plt.close(fig)
+    assert len(bands) == 1  # the one-seed curve has no band
+    ys = bands[0].get_paths()[0].vertices[:, 1]
+    assert (ys.min(), ys.max()) == pytest.approx(_t95(SKEWED))
+
+
+def test_final_score_bars_are_t_intervals():
+    fig = plt.figure()
+    plots.draw_variant_final(_flat_runs({"five": dict(enumerate(SKEWED)), "one": {0: 55.0}}), fig)
+    (ax,) = fig.axes
+    bars = _bar_extents(ax)
+    plt.close(fig)
+    assert bars == [pytest.approx(_t95(SKEWED))]  # and none for the one-seed arm
+
+
+def test_start_and_final_points_of_a_short_curve_carry_t_intervals():
+    rows = [{"run_id": f"odt-{s}", "dataset": "ant-medium", "method": "odt", "status": "complete",
+             "phase": "online", "step": k, "online_samples": x, "score_mean": v}
+            for s, final in enumerate(SKEWED) for k, (x, v) in enumerate(((0, 20.0 + s), (5000, final)))]
+    fig = plt.figure()
+    data = plots.draw_learning_curves(pd.DataFrame(rows), fig)
+    bars = _bar_extents(fig.axes[0])
+    plt.close(fig)
+    final = data[data.drawn == "final mean"].iloc[0]
+    assert (final.low, final.high) == pytest.approx(_t95(SKEWED))
+    assert pytest.approx(_t95(SKEWED)) in bars
+    assert pytest.approx(_t95([20.0 + s for s in range(5)])) in bars
+
+
+def test_control_pretraining_difference_bar_is_the_paired_t_interval():
+    control = {s: 40.0 + 2 * s for s in range(5)}
+    rows = [{"run_id": f"{m}-{s}", "dataset": "hopper-medium", "method": m, "variant": "pretrain=20000",
+             "seed": s, "status": "complete", "phase": "online", "online_samples": 5000, "step": 0,
+             "score_mean": control[s] + (SKEWED[s] - 40.0 if m == "odt" else 0.0)}
+            for m in ("odt", "odt-control") for s in range(5)]
+    fig = plt.figure(figsize=(9, 4.6), layout="constrained")
+    plots.draw_control_pretraining(pd.DataFrame(rows), fig)
+    right = fig.axes[1]
+    bars = _bar_extents(right)
+    plt.close(fig)
+    assert bars == [pytest.approx(_t95(np.array(SKEWED) - 40.0))]
+
+
+AGGREGATING = {"lineplot", "pointplot", "barplot", "relplot", "catplot", "regplot", "lmplot"}
+
+
+def test_no_seaborn_call_in_plots_is_left_with_a_bootstrap_or_default_errorbar():
+    """Every seaborn call that aggregates names its errorbar: None, or a function (seaborn's own
+    default and ('ci', 95) are percentile bootstraps); a call with estimator=None draws raw runs."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(plots))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and isinstance(n.func.value, ast.Name) and n.func.value.id == "sns" and n.func.attr in AGGREGATING]
+    assert calls
+    for call in calls:
+        kw = {k.arg: k.value for k in call.keywords}
+        where = f"plots.py:{call.lineno} sns.{call.func.attr}"
+        if isinstance(kw.get("estimator"), ast.Constant) and kw["estimator"].value is None:
+            continue
+        assert "errorbar" in kw, f"{where}: seaborn's default errorbar is a bootstrap"
+        value = eval(compile(ast.Expression(kw["errorbar"]), "plots.py", "eval"), vars(plots))
+        assert value is None or callable(value), f"{where}: errorbar={value!r}"
+        assert not {"n_boot", "seed"} & set(kw) and not any(k.arg is None for k in call.keywords), where
+
+
+def test_captions_no_longer_say_bootstrap():
+    for f in plots.FIGURES:
+        assert "bootstrap" not in f.title, f.name
