@@ -326,13 +326,22 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             found = _shared_for_resumed(root, shared_key, agent, pretraining, notes, made_under)
         else:
             found = _shared_or_lock(root, shared_key, pretraining, notes) if shared_key is not None else None
+        own_dir = Path(directory).relative_to(root).as_posix()
         if found is not None:
             agent.load_state_dict(found.state["agent"])
             curve = list(found.state["curve"])
-            pretraining_from = found.source_run
             pretraining_key = shared_key
-            notes.append(f"attempt {attempt}: pretraining reused from run {found.source_run} "
-                         f"(shared state {shared_key}; its rows, counters and wall_time up to the switch are that run's)")
+            if found.source_dir == own_dir:
+                # Left by this very run, killed between that save and its own checkpoint (checkpoint()
+                # below): the state is the one its own checkpoint would hold, so the pretraining is
+                # its own and the record stays the uninterrupted run's (pretraining_from None).
+                notes.append(f"attempt {attempt}: resumed from the end-of-pretraining state it left "
+                             f"for runs sharing {shared_key}")
+            else:
+                pretraining_from = found.source_run
+                notes.append(f"attempt {attempt}: pretraining reused from run {found.source_run} "
+                             f"(shared state {shared_key}; its rows, counters and wall_time up to the switch "
+                             "are that run's)")
         rec.write_curve(directory / rec.CURVE, curve)
         live = open_loggers(loggers, directory, spec.run_id, curve, f"{spec.preset}/{spec.experiment}", spec.to_dict())
 
@@ -347,9 +356,12 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             if (pretraining_key is not None and pretraining_from is None and at_switch(agent, done_sweeps)
                     and not shared.is_saved(root, pretraining_key)):
                 # before this run's own checkpoint, and so before a stop requested during the last
-                # pretraining evaluation can end the attempt: same-key runs waiting for it load this
+                # pretraining evaluation can end the attempt: same-key runs waiting for it load this.
+                # A kill between the two saves leaves the shared state and no own checkpoint at the
+                # switch; the state names this run's directory, so its resume takes it as its own
+                # (pretraining_from None above): the record matches an uninterrupted run's either way.
                 shared.save(root, pretraining_key, {"agent": state["agent"], "curve": state["curve"], "sweeps": []},
-                            source_run=spec.run_id, step=int(agent.counters.updates))
+                            source_run=spec.run_id, step=int(agent.counters.updates), source_dir=own_dir)
             ckpts.save(state, step=int(agent.counters.updates))
 
         if found is not None:

@@ -179,6 +179,47 @@ def test_kill_while_writing_a_checkpoint_or_record(tmp_path, reference, match, n
     _assert_same_as_reference(tmp_path, reference)
 
 
+def _die_after_leaving_the_shared_state():
+    """Sabotage for a child: SIGKILL itself right after it has left its end-of-pretraining state
+    for same-key runs (benchmarks/sharing/pretraining.py), before its own checkpoint there."""
+
+    def install():
+        from benchmarks.sharing import pretraining as shared
+
+        real = shared.save
+
+        def save_then_die(*args, **kwargs):
+            real(*args, **kwargs)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        shared.save = save_then_die
+
+    return install
+
+
+@pytest.mark.parametrize("own_checkpoints", ["kept", "none"])
+def test_sigkill_between_the_shared_state_and_the_own_checkpoint(tmp_path, reference, own_checkpoints):
+    """The resumed run finds the shared state it left itself: that is its own pretraining, so the
+    record is the uninterrupted run's (``pretraining_from`` None), from its checkpoint before the
+    switch ("kept") or, for a run with none before it, from the shared state alone ("none")."""
+    from benchmarks.sharing import pretraining as shared
+
+    p = _launch(_spec(), tmp_path, sabotage=_die_after_leaving_the_shared_state())
+    p.join()
+    assert p.exitcode == -signal.SIGKILL
+    assert list((tmp_path / shared.DIRNAME).glob("*/ckpt-*.pt")), "no shared state was left"
+    directory = rec.run_dir(tmp_path, _spec())
+    if own_checkpoints == "none":
+        for path in (directory / rec.CHECKPOINTS).glob("ckpt-*"):
+            path.unlink()
+    p = _launch(_spec(), tmp_path)
+    p.join()
+    assert p.exitcode == 0
+    _assert_same_as_reference(tmp_path, reference)
+    notes = rec.read_record(directory)["notes"]
+    assert any("end-of-pretraining state it left" in n for n in notes), notes  # the path under test ran
+
+
 def test_corrupt_checkpoint_is_skipped_and_noted(tmp_path, reference):
     p = _launch(_spec(), tmp_path, sabotage=_die_during_write("record.json", 1))
     p.join()

@@ -27,7 +27,10 @@ and thread count, not across machines, so a state is reused only where it was ma
 ``tests/test_shared_pretraining.py`` changes every field of ``AFTER_SWITCH`` and checks that
 the end-of-pretraining state stays identical, and that a run started from a shared state ends
 with the same curve as the same run computed alone. A reused run says so in its record
-(``pretraining_from``: the run that computed it) and in its notes.
+(``pretraining_from``: the run that computed it) and in its notes. A state names the run
+directory that left it (``source_dir``): a run killed after leaving it but before its own
+checkpoint finds it on resume and takes it as its own pretraining (``pretraining_from`` None),
+so its record is the same as an uninterrupted run's.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ DIRNAME = "_pretrained"
 class SharedState:
     state: dict  # what the runner checkpoints: {"agent": ..., "curve": [...], "sweeps": [...]}
     source_run: str
+    source_dir: str | None = None  # the run directory that left it, relative to the results root
 
 
 def flatten(config: dict, prefix: str = "") -> dict[str, Any]:
@@ -154,7 +158,7 @@ def load(root: Path | str, shared_key: str) -> SharedState | None:
     loaded = _store(root, shared_key).load_latest()
     if loaded.state is None:
         return None
-    return SharedState(loaded.state["state"], loaded.state["source_run"])
+    return SharedState(loaded.state["state"], loaded.state["source_run"], loaded.state.get("source_dir"))
 
 
 def is_saved(root: Path | str, shared_key: str) -> bool:
@@ -162,11 +166,14 @@ def is_saved(root: Path | str, shared_key: str) -> bool:
     return bool(_store(root, shared_key).paths())
 
 
-def save(root: Path | str, shared_key: str, state: dict, source_run: str, step: int) -> None:
-    """Leave this run's end-of-pretraining state for the runs that share its key (first one wins)."""
+def save(root: Path | str, shared_key: str, state: dict, source_run: str, step: int,
+         source_dir: str | None = None) -> None:
+    """Leave this run's end-of-pretraining state for the runs that share its key (first one wins).
+    ``source_dir``: the run's directory relative to ``root``, by which that run knows the state
+    as its own if it finds it again (killed between this save and its own checkpoint)."""
     store = _store(root, shared_key)
     if not store.paths():
-        store.save({"state": state, "source_run": source_run}, step=step)
+        store.save({"state": state, "source_run": source_run, "source_dir": source_dir}, step=step)
 
 
 def lock_path(root: Path | str, shared_key: str) -> Path:
