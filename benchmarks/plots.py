@@ -932,7 +932,8 @@ FIGURES = [
 
 
 # ----- rendering -----------------------------------------------------------------------------
-def _save(fig: plt.Figure, data: pd.DataFrame, out: Path, name: str) -> list[Path]:
+def save_figure(fig: plt.Figure, data: pd.DataFrame, out: Path, name: str) -> list[Path]:
+    """``name``.png, .pdf and the plotted numbers as .csv in ``out``, each written atomically; closes ``fig``."""
     paths = []
     for fmt in ("png", "pdf"):
         buf = io.BytesIO()
@@ -1021,13 +1022,13 @@ def render(spec: Figure, df: pd.DataFrame, preset: str, out: Path) -> list[Path]
                  f"run: python -m benchmarks.run {spec.experiment} --preset {preset}",
                  ha="center", va="center", fontsize=11, color="darkred")
         fig.suptitle(title, fontsize=10)
-        return _save(fig, pd.DataFrame({"missing": [why]}), out, spec.name)
+        return save_figure(fig, pd.DataFrame({"missing": [why]}), out, spec.name)
     data = spec.draw(complete, fig)
     note = _status_note(runs)
     if set(runs.status.unique()) - {"complete"}:
         note = "INCOMPLETE: " + note
     fig.suptitle(_wrapped(f"{title}\n{note}; {provenance_note(complete)}", fig), fontsize=10)
-    return _save(fig, data, out, spec.name)
+    return save_figure(fig, data, out, spec.name)
 
 
 def _wrapped(title: str, fig: plt.Figure) -> str:
@@ -1066,7 +1067,7 @@ def render_sampling_probabilities(preset: str, out: Path, partial: bool = True) 
         fig.text(0.5, 0.5, "no dataset available:\n" + "\n".join(missing), ha="center", va="center",
                  color="darkred")
         fig.suptitle(title, fontsize=10)
-        return _save(fig, pd.DataFrame({"missing": missing or ["none"]}), out, "sampling_probabilities")
+        return save_figure(fig, pd.DataFrame({"missing": missing or ["none"]}), out, "sampling_probabilities")
     data = pd.concat(rows, ignore_index=True)
     names = list(dict.fromkeys(data.dataset))
     axes = fig.subplots(2, 4, squeeze=False).ravel()
@@ -1082,7 +1083,7 @@ def render_sampling_probabilities(preset: str, out: Path, partial: bool = True) 
         ax.set_visible(False)
     note = f"; missing: {', '.join(missing)}" if missing else ""
     fig.suptitle(title + note, fontsize=10)
-    return _save(fig, data, out, "sampling_probabilities")
+    return save_figure(fig, data, out, "sampling_probabilities")
 
 
 def make_plots(root: Path | str, out: Path | str | None = None, presets: list[str] | None = None,

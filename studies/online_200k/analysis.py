@@ -25,7 +25,6 @@ in the protocol's terms:
 
 from __future__ import annotations
 
-import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,10 +33,9 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import aggregate as agg
-from benchmarks import outputs
+from benchmarks import outputs, plots
 from benchmarks import records as rec
 from benchmarks.experiments import EXPERIMENTS
-from benchmarks.intervals import mean_interval
 from benchmarks.reproduction import (
     INTERVAL_METHOD,
     Estimate,
@@ -49,7 +47,6 @@ from benchmarks.reproduction import (
     read_protocol,
     seed_status,
 )
-from odt.checkpoint import atomic_write_bytes
 
 EXPERIMENT, PRESET, DATASET = "online_200k", "cpu-200k", "hopper-medium"
 ODT, CONTROL, IQL = "odt", "odt-control-matched", "iql"
@@ -208,11 +205,8 @@ def gap_band(gaps: pd.DataFrame) -> pd.DataFrame:
     for r, g in gaps.groupby("rounds", sort=True):
         if g.seed.nunique() < n_pairs:
             continue  # a band only where every complete pair has the evaluation
-        lo = hi = float("nan")
-        if len(g) >= 2:
-            i = mean_interval(g.gap.to_numpy(), 0.95)
-            lo, hi = i.low, i.high
-        rows.append({"rounds": r, "online_samples": g.online_samples.mean(), "mean": g.gap.mean(),
+        mean, lo, hi = plots.t_interval(g.gap)
+        rows.append({"rounds": r, "online_samples": g.online_samples.mean(), "mean": mean,
                      "low": lo, "high": hi, "n": len(g)})
     return pd.DataFrame(rows, columns=cols)
 
@@ -234,9 +228,7 @@ def draw_figure(table: pd.DataFrame, curves: pd.DataFrame, out_dir: Path) -> lis
     gaps = gap_curves(table, curves)
     if gaps.empty:
         return []
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # Agg: set by benchmarks.plots
 
     band = gap_band(gaps)
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -270,19 +262,9 @@ def draw_figure(table: pd.DataFrame, curves: pd.DataFrame, out_dir: Path) -> lis
     fig.tight_layout()
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for fmt in ("png", "pdf"):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=120, bbox_inches="tight", metadata={"CreationDate": None} if fmt == "pdf" else {})
-        path = out_dir / f"{FIGURE}.{fmt}"
-        atomic_write_bytes(path, buf.getvalue())
-        paths.append(path)
-    plt.close(fig)
     data = pd.concat([gaps.assign(kind="pair"), band.rename(columns={"mean": "gap"}).assign(kind="mean", seed=np.nan)],
                      ignore_index=True)
-    path = out_dir / f"{FIGURE}.csv"
-    atomic_write_bytes(path, data.to_csv(index=False).encode())
-    return [*paths, path]
+    return plots.save_figure(fig, data, out_dir, FIGURE)
 
 
 # ----- the report ----------------------------------------------------------------------------------
