@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +45,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from odt.clock import Stopwatch
 from odt.config import (
     CPU_ANTMAZE_EVAL_EPISODES_INTERIM,
     PRESETS,
@@ -365,6 +365,7 @@ class Counters:
     evaluations: int = 0
     pretrain_done: bool = False
     wall_time: float = 0.0
+    cpu_time: float = 0.0
 
 
 class IQLAgent:
@@ -545,7 +546,7 @@ class IQLAgent:
             return None
         bar = progress_bar(total=c.offline_updates, initial=k.updates, desc="iql offline", unit="upd",
                            enabled=self.progress, mininterval=1.0)
-        start = time.perf_counter()
+        clock = Stopwatch(k)
         while k.updates < c.offline_updates:
             m = self.update(self.sample_batch())
             bar.update(1)
@@ -554,14 +555,13 @@ class IQLAgent:
             if k.updates % c.eval_every_updates == 0 and k.updates < c.offline_updates:
                 self._say(bar, self._eval_row("pretrain", log, ends_phase=False))
             if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
-                k.wall_time += time.perf_counter() - start
-                start = time.perf_counter()
+                clock.lap()
                 self._save(checkpoint)
         bar.close()
         row = self._eval_row("pretrain", log)
         self._say(bar, row)
         k.pretrain_done = True
-        k.wall_time += time.perf_counter() - start
+        clock.lap()
         self._save(checkpoint)
         return row
 
@@ -582,7 +582,7 @@ class IQLAgent:
                            unit="step", enabled=self.progress and budget > 0,
                            mininterval=1.0)
         row, obs, ep_return, ep_start = None, None, 0.0, k.online_samples
-        start = time.perf_counter()
+        clock = Stopwatch(k)
         while k.online_samples < budget:
             if obs is None:
                 obs, _ = self._env.reset(seed=20_000_000 + c.seed * 100_000 + k.episodes)
@@ -596,8 +596,7 @@ class IQLAgent:
             m = self.update(self.sample_batch())
             bar.update(1)
             if k.online_samples % c.eval_every_samples == 0 or k.online_samples == budget:
-                k.wall_time += time.perf_counter() - start
-                start = time.perf_counter()
+                clock.lap()
                 row = self._eval_row("online", log, ends_phase=k.online_samples == budget)
                 self._say(bar, row)
             if term or trunc:
@@ -606,10 +605,9 @@ class IQLAgent:
                 bar.set_postfix(ret=f"{ep_return:.0f}", q=f"{m['q_loss']:.3f}")
                 every = c.checkpoint_every_updates
                 if ep_start // every != k.online_samples // every or self._stop_requested:
-                    k.wall_time += time.perf_counter() - start
-                    start = time.perf_counter()
+                    clock.lap()
                     self._save(checkpoint)
-        k.wall_time += time.perf_counter() - start
+        clock.lap()
         bar.close()
         if k.online_samples > ep_start:  # the budget can end mid-episode: record the finished run
             self._save(checkpoint)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from odt.clock import Stopwatch
 from odt.config import PRESETS, ConfigError, apply_overrides, is_finite, is_rate, is_size
 from odt.progress import progress_bar
 from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
@@ -262,6 +262,7 @@ class Counters:
     episodes: int = 0
     evaluations: int = 0
     wall_time: float = 0.0
+    cpu_time: float = 0.0
 
 
 class SACAgent:
@@ -400,13 +401,12 @@ class SACAgent:
         c, k = self.cfg, self.counters
         bar = progress_bar(total=c.online_samples, initial=min(k.online_samples, c.online_samples), desc="sac",
                            unit="step", enabled=self.progress, mininterval=2.0)
-        row, last_ckpt, start = None, k.online_samples, time.perf_counter()
+        row, last_ckpt, clock = None, k.online_samples, Stopwatch(k)
         while k.online_samples < c.online_samples:
             ended = self.env_step()
             bar.update(1)
             if k.online_samples % c.eval_every == 0 or k.online_samples == c.online_samples:
-                k.wall_time += time.perf_counter() - start
-                start = time.perf_counter()
+                clock.lap()
                 row = self._eval_row(log)
                 bar.set_postfix(ret=f"{row['return_mean']:.0f}", alpha=f"{self.alpha:.3f}")
                 if self.progress:
@@ -414,14 +414,13 @@ class SACAgent:
                 if stop_when is not None and stop_when(row):
                     break
             if ended and (k.online_samples - last_ckpt >= c.checkpoint_every or self._stop_requested):
-                k.wall_time += time.perf_counter() - start
-                start = time.perf_counter()
+                clock.lap()
                 self._save(checkpoint)
                 last_ckpt = k.online_samples
                 if self._stop_requested:
                     bar.close()
                     raise StopRequested(f"stopped on request at step {k.online_samples}")
-        k.wall_time += time.perf_counter() - start
+        clock.lap()
         bar.close()
         if k.online_samples >= c.online_samples and last_ckpt != k.online_samples:
             self._save(checkpoint)

@@ -69,6 +69,7 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
             "final_score": record.get("final_score"), "offline_score": record.get("offline_score"),
             "final_return": record.get("final_return"), "offline_return": record.get("offline_return"),
             "wall_time": (record.get("counters") or {}).get("wall_time"),
+            "cpu_time": (record.get("counters") or {}).get("cpu_time"),
             "updates": (record.get("counters") or {}).get("updates"),
             "online_samples": (record.get("counters") or {}).get("online_samples"),
             "attempts": record.get("attempts"), "core_seconds": rec.core_seconds(record, attempts),
@@ -77,10 +78,10 @@ def load_runs(root: Path | str, preset: str | None = None, experiment: str | Non
             **origin(attempts, provenance),
         })
     columns = [*FACTORS, "overrides", "final_score", "offline_score", "final_return", "offline_return",
-               "wall_time", "updates", "online_samples", "attempts", "core_seconds", "error", "data_source", "scoring",
+               "wall_time", "cpu_time", "updates", "online_samples", "attempts", "core_seconds", "error", "data_source", "scoring",
                "path", *ORIGIN]
     df = pd.DataFrame(rows, columns=columns)
-    for c in ("final_score", "offline_score", "final_return", "offline_return", "wall_time",
+    for c in ("final_score", "offline_score", "final_return", "offline_return", "wall_time", "cpu_time",
               "updates", "online_samples", "core_seconds"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
     return df.sort_values(["preset", "experiment", "run_id"], kind="stable").reset_index(drop=True)

@@ -14,7 +14,6 @@ where a recorded divergence raises ``TrainingDiverged`` with the update it happe
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import numpy as np
 import torch
 
 from odt.buffer import TrajectoryBuffer
+from odt.clock import Stopwatch
 from odt.config import ODTConfig, evaluation_episodes
 from odt.device_batches import DeviceBatches
 from odt.lamb import Lamb
@@ -90,6 +90,7 @@ class Counters:
     evaluations: int = 0
     pretrain_done: bool = False
     wall_time: float = 0.0  # seconds of training, summed over restarts
+    cpu_time: float = 0.0  # this process's CPU seconds over the same spans
 
 
 @dataclass
@@ -322,7 +323,7 @@ class ODTTrainer:
             return None
         bar = progress_bar(total=c.pretrain_updates, initial=k.updates, desc="pretrain", unit="upd",
                            enabled=self.progress)
-        start = time.perf_counter()
+        clock = Stopwatch(k)
         row = None
         while k.updates < c.pretrain_updates:
             m = self.step(self.batch_tensors(self.buffer))
@@ -334,15 +335,14 @@ class ODTTrainer:
                 row = self._eval_row("pretrain", log, ends_phase=False)
                 self._say(bar, row)
             if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
-                k.wall_time += time.perf_counter() - start
-                start = time.perf_counter()
+                clock.lap()
                 self._save(checkpoint)
                 self._safe_point(checkpoint=None)
         bar.close()
         row = self._eval_row("pretrain", log)
         self._say(bar, row)
         k.pretrain_done = True
-        k.wall_time += time.perf_counter() - start
+        clock.lap()
         if c.online.lr is not None:  # the warmup factor keeps applying to the new base rate
             self.scheduler.base_lrs = [c.online.lr for _ in self.optimizer.param_groups]
             for group in self.optimizer.param_groups:
@@ -404,7 +404,7 @@ class ODTTrainer:
                            enabled=self.progress and budget > 0)
         row = None
         while not self.online_done():
-            start = time.perf_counter()
+            clock = Stopwatch(k)
             before = self.online_progress()[0]
             explored = self.explore()
             for _ in range(c.online.updates_per_round):
@@ -420,7 +420,7 @@ class ODTTrainer:
                                      exploration_rtg=self.exploration_rtg(),
                                      exploration_return=float(explored.returns[0]))
                 self._say(bar, row)
-            k.wall_time += time.perf_counter() - start
+            clock.lap()
             every = c.checkpoint_every_updates
             crossed = k.updates // every > (k.updates - c.online.updates_per_round) // every
             if crossed or self._stop_requested or done:

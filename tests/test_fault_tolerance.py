@@ -47,7 +47,7 @@ def _private_data_dir(tmp_path_factory):
 def _comparable(root: Path, spec: RunSpec) -> tuple[dict, list[dict]]:
     directory = rec.run_dir(root, spec)
     record = {k: v for k, v in rec.read_record(directory).items() if k not in VOLATILE}
-    record["counters"] = {k: v for k, v in record.get("counters", {}).items() if k != "wall_time"}
+    record["counters"] = {k: v for k, v in record.get("counters", {}).items() if k not in ("wall_time", "cpu_time")}
     return record, rec.read_curve(directory / rec.CURVE)
 
 

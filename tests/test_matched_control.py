@@ -37,7 +37,7 @@ def _online_updates(root, spec: RunSpec) -> int:
 
 def _counters(root, spec: RunSpec) -> dict:
     counters = dict(rec.read_record(rec.run_dir(root, spec))["counters"])
-    del counters["wall_time"]
+    del counters["wall_time"], counters["cpu_time"]
     return counters
 
 

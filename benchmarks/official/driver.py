@@ -49,7 +49,6 @@ import math
 import os
 import pickle
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +62,7 @@ from benchmarks.official.adapters import (
     stand_in_modules,
     to_official_trajectories,
 )
+from odt.clock import Stopwatch
 from odt.config import ConfigError, ODTConfig, make_config
 from odt.rollout import summarize_returns
 from odt.train import Counters, StopRequested, resolve_device
@@ -253,11 +253,11 @@ class OfficialODTAgent:
         del checkpoint  # nothing to restore mid-run: an interrupted run starts again
         if self.counters.pretrain_done:
             return None
-        start = time.perf_counter()
+        clock = Stopwatch(self.counters)
         try:
             self._run(log or (lambda row: None))
         finally:
-            self.counters.wall_time += time.perf_counter() - start
+            clock.lap()
         pretrain_rows = [r for r in self.rows if r["phase"] == "pretrain"]
         online_rows = [r for r in self.rows if r["phase"] == "online"]
         self._last_online = online_rows[-1] if online_rows else None
