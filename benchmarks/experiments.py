@@ -8,7 +8,8 @@ runs and a requeued job find its checkpoints.
 Experiments (paper section in brackets):
 
 * ``table1``: Table 1, every dataset row x method column (DT, ODT offline, ODT 0.2m, IQL, SAC),
-  10 seeds, plus ``odt-control`` (ODT without new data; not in the paper) in every preset. SAC only on the four ``-medium`` locomotion datasets, as in the paper.
+  10 seeds, plus ``odt-control`` (ODT without new data; not in the paper) and ``bc`` (behaviour
+  cloning, a sanity column; not in the paper) in every preset. SAC only on the four ``-medium`` locomotion datasets, as in the paper.
 * ``table_rtg``: appendix D, g_online = 2 g* (the paper's choice) against g_online = g*.
 * ``stoch_vs_det``: Fig. 4, stochastic ODT against DT's deterministic head, small and large model.
 * ``g_eval``: Fig. 5 (L) and Fig. 3, return against g_eval after pretraining and after finetuning.
@@ -100,7 +101,7 @@ TABLE1_DATASETS = [
     "antmaze-umaze", "antmaze-umaze-diverse",
 ]
 SAC_DATASETS = ["hopper-medium", "walker2d-medium", "halfcheetah-medium", "ant-medium"]
-TABLE1_METHODS = ["dt", "odt-offline", "odt", "odt-control", "iql", "sac"]
+TABLE1_METHODS = ["dt", "odt-offline", "odt", "odt-control", "iql", "sac", "bc"]
 TABLE1_MIN_SEEDS = 5  # complete seeds a Table 1 cell needs before it is read (PROTOCOL-table1-rows-cpu.md)
 
 
@@ -187,6 +188,19 @@ def _g_online_variants(m: str, d: str, p: str):
     return [(f"g_online={mult:g}x", _ov(online__g_online=mult * g), ()) for mult in (1, 2, 3, 5, 10)]
 
 
+def _online_200k_variants(m: str, d: str, p: str):
+    """The study's arms: ODT and its control at the registered precision, IQL at its own."""
+    if m == "iql":
+        return [("default", (), ())]
+    return [(ONLINE_200K_PRECISION, _ov(precision=ONLINE_200K_PRECISION), ())]
+
+
+def _online_200k_sizing_variants(m: str, d: str, p: str):
+    """Sizing: ODT at fp32 (the paper's precision, cost only) and at the study's; the control at the study's."""
+    study = _online_200k_variants(m, d, p)
+    return study if m == "odt-control-matched" else [("default", (), ()), *study]
+
+
 def _table_rtg_variants(m: str, d: str, p: str):
     g = _base(d, p).g_eval
     return [("g_online=2g*", _ov(online__g_online=2 * g), ()), ("g_online=g*", _ov(online__g_online=g), ())]
@@ -258,6 +272,9 @@ def _offline_length_c3_variants(m: str, d: str, p: str):
 # with --seeds, in seed order); the control's method follows its twin's (benchmarks.methods.UPDATE_TWINS)
 ONLINE_200K_METHODS = ("odt", "odt-control-matched", "iql")
 ONLINE_200K_IQL_SEEDS = 5
+# PROTOCOL-online-200k-cpu.md, amendment A1: ODT and its control autocast to bf16; IQL has no
+# precision setting and runs at fp32
+ONLINE_200K_PRECISION = "bf16"
 ABLATION_FIRST_SEED = 20  # PROTOCOL-ablations-cpu.md: fresh seeds 20-24 (two-arm figures), 20-22 (sweeps)
 DT_SIZING_RATES = (1e-4, 3e-4, 1e-3)  # PROTOCOL-dt-sizing-cpu.md: the preset's 1e-4 and two raised rates
 G_EVAL_MULTIPLES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
@@ -376,10 +393,13 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("online_200k", "Protocol PROTOCOL-online-200k-cpu.md: ODT against its update-matched no-new-data "
                "control (seeds 0-9) and IQL (seeds 0-4) at the paper's 200k online samples on hopper-medium "
                "(preset cpu-200k); each control runs after its ODT twin",
-               10, ("hopper-medium",), ONLINE_200K_METHODS, method_seeds=(("iql", ONLINE_200K_IQL_SEEDS),)),
-    Experiment("online_200k_sizing", "Tuning (seed 100, never reported as a result): one ODT run and its "
-               "update-matched control at preset cpu-200k, their cost sizes PROTOCOL-online-200k-cpu.md's plan",
-               1, ("hopper-medium",), ("odt", "odt-control-matched"), first_seed=100),
+               10, ("hopper-medium",), ONLINE_200K_METHODS, method_seeds=(("iql", ONLINE_200K_IQL_SEEDS),),
+               variants=_online_200k_variants),
+    Experiment("online_200k_sizing", "Tuning (seed 100, never reported as a result): one ODT run at fp32 and "
+               "at bf16, and the bf16 one's update-matched control, at preset cpu-200k: the cost of a whole "
+               "run at each precision (PROTOCOL-online-200k-cpu.md, amendment A3)",
+               1, ("hopper-medium",), ("odt", "odt-control-matched"), first_seed=100,
+               variants=_online_200k_sizing_variants),
 ]}
 
 

@@ -29,10 +29,14 @@ def _seeds(specs, method):
 
 def test_online_200k_runs_ten_pairs_and_five_iql_seeds_at_cpu_200k():
     specs = expand("online_200k", "cpu-200k")
-    assert {(s.dataset, s.preset, s.variant) for s in specs} == {("hopper-medium", "cpu-200k", "default")}
+    assert {(s.dataset, s.preset) for s in specs} == {("hopper-medium", "cpu-200k")}
     assert _seeds(specs, ODT) == _seeds(specs, CONTROL) == list(range(10))
     assert _seeds(specs, IQL) == list(range(5))
-    assert len(specs) == 25 and all(not s.overrides for s in specs)
+    assert len(specs) == 25
+    # amendment A1: both paired arms autocast to bf16, under a variant that says so; IQL has no precision
+    for s in specs:
+        bf16 = s.method != IQL
+        assert (s.variant, s.overrides) == (("bf16", (("precision", "bf16"),)) if bf16 else ("default", ()))
     ids = {s.run_id for s in specs}
     for s in specs:  # every control's twin is in the plan, in the same experiment folder
         twin = matched.twin_spec(s)
@@ -44,14 +48,28 @@ def test_online_200k_runs_ten_pairs_and_five_iql_seeds_at_cpu_200k():
     assert _seeds(expand("online_200k", "cpu-200k", seeds=2), IQL) == [0, 1]
 
 
-def test_online_200k_sizing_is_one_pair_at_tuning_seed_100():
+def test_online_200k_sizing_is_odt_at_both_precisions_and_a_bf16_pair_at_tuning_seed_100():
     specs = expand("online_200k_sizing", "cpu-200k")
-    assert sorted((s.method, s.seed) for s in specs) == [(ODT, 100), (CONTROL, 100)]
+    assert sorted((s.method, s.seed, s.variant) for s in specs) == [
+        (ODT, 100, "bf16"), (ODT, 100, "default"), (CONTROL, 100, "bf16")]
     assert EXPERIMENTS["online_200k_sizing"].description.startswith("Tuning")
-    # the sizing runs are the same computation as the reported ones, at another seed
+    # the bf16 sizing runs are the same computation as the reported ones, at another seed
     reported = {s.method: s for s in expand("online_200k", "cpu-200k", seeds=1)}
     for s in specs:
-        assert (s.dataset, s.preset, s.overrides) == (reported[s.method].dataset, "cpu-200k", reported[s.method].overrides)
+        same = (s.dataset, s.preset, s.overrides) == (reported[s.method].dataset, "cpu-200k", reported[s.method].overrides)
+        assert same == (s.variant == "bf16")
+    fp32 = next(s for s in specs if s.variant == "default")
+    assert not fp32.overrides and matched.twin_spec(next(s for s in specs if s.method == CONTROL)).variant == "bf16"
+
+
+def test_online_200k_arms_resolve_to_their_precisions():
+    from benchmarks.methods import method_config
+    for s in expand("online_200k", "cpu-200k", seeds=1):
+        cfg = method_config(s.method, s.dataset, s.preset, s.seed, s.overrides_dict)
+        if s.method == IQL:
+            assert not hasattr(cfg, "precision")
+        else:
+            assert cfg.precision == "bf16"
 
 
 def test_cpu_200k_configs_are_the_protocols():
