@@ -9,6 +9,7 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -400,3 +401,42 @@ def test_the_figure_band_is_the_paired_t_interval_where_every_pair_evaluated(tmp
     text = an.report(tmp_path, "cpu-200k", out)
     assert (out / "online_200k_gap.png").stat().st_size > 0 and (out / "online_200k_gap.pdf").exists()
     assert "Figure: " in text and "online_200k_gap.png" in text and "| 0 |" in text
+
+
+# ----- amendment A4: the primary's two looks ------------------------------------------------------
+def _paired(diffs, seeds=None):
+    seeds = list(range(len(diffs))) if seeds is None else seeds
+    return pd.DataFrame({"seed": seeds, an.PRIMARY: diffs})
+
+
+def _t_bounds(diffs, alpha):
+    d = np.asarray(diffs, float)
+    half = stats.t.ppf(1 - alpha / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
+    return d.mean() - half, d.mean() + half
+
+
+def test_interim_look_reads_seeds_0_to_4_at_alpha_0005():
+    diffs = [30.0, 28.0, 35.0, 25.0, 32.0]
+    e, v = an.primary_at_look(_paired(diffs + [-50.0, -60.0]), 5)  # seeds 5, 6 are not in the first look
+    assert e.n == 5 and np.isclose(e.mean, 30.0)
+    assert np.allclose((e.lo, e.hi), _t_bounds(diffs, 0.005))  # the 99.5% paired t-interval
+    assert v.word == "supports"
+
+
+def test_interim_look_gives_no_verdict_where_the_995_interval_holds_0():
+    diffs = [20.0, 5.0, 30.0, 12.0, 25.0]  # the 95% interval excludes 0, the 99.5% one does not
+    assert _t_bounds(diffs, 0.05)[0] > 0 > _t_bounds(diffs, 0.005)[0]
+    e, v = an.primary_at_look(_paired(diffs), 5)
+    assert v.word.startswith("interim") and "equivalent" not in v.text()
+
+
+def test_a_look_waits_for_all_its_pairs():
+    assert an.primary_at_look(_paired([1.0, 2.0, 3.0, 4.0, 5.0], seeds=[0, 1, 2, 3, 6]), 5) is None
+    assert an.primary_at_look(_paired([1.0] * 9), 10) is None
+
+
+def test_final_look_reads_ten_pairs_at_alpha_0048_with_the_margin():
+    diffs = [2.0, -3.0, 1.0, 0.5, -1.0, 2.5, -2.0, 1.5, 0.0, -0.5]
+    e, v = an.primary_at_look(_paired(diffs), 10)
+    assert np.allclose((e.lo, e.hi), _t_bounds(diffs, 0.048))
+    assert v.word == "equivalent"  # small differences, the 90.4% interval well inside +-10

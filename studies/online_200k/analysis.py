@@ -6,8 +6,11 @@ in the protocol's terms:
 
 * a run's **score at 200k**: the mean of its last ``LAST_K`` = 3 online evaluations; its
   **within-run gain**: that minus its end of pretraining (IQL: its end of offline training);
-* **D200** (primary, read alone): ODT - control score at 200k, paired by seed, 95% paired
-  t-interval;
+* **D200** (primary, read alone): ODT - control score at 200k, paired by seed, paired
+  t-interval; read at two looks (amendment A4, O'Brien-Fleming for two equally spaced looks at
+  overall two-sided 0.05): once on seeds 0-4 at nominal alpha 0.005 (a verdict only where the
+  99.5% interval excludes 0, else the study continues) and once on seeds 0-9 at 0.048 (95.2%
+  interval, equivalence with the 90.4% interval);
 * **D5k, D25k, D50k, D100k**: ODT - control at the first evaluated round at which the ODT twin has
   used at least that many online samples, that single evaluation, the control read at the same
   round (its updates match its twin's round by round), paired by seed;
@@ -36,6 +39,7 @@ from benchmarks import aggregate as agg
 from benchmarks import outputs, plots
 from benchmarks import records as rec
 from benchmarks.experiments import EXPERIMENTS
+from benchmarks.intervals import combination_interval
 from benchmarks.reproduction import (
     INTERVAL_METHOD,
     Estimate,
@@ -56,6 +60,9 @@ LAST_K = 3  # the score at 200k: the mean of a run's last 3 online evaluations
 MARGIN = 10.0  # normalised points, the protocol's equivalence margin
 SAMPLE_POINTS = (5_000, 25_000, 50_000, 100_000)  # D5k ... D100k
 PRIMARY = "D200"
+# amendment A4: O'Brien-Fleming nominal alphas for two equally spaced looks at overall two-sided 0.05
+INTERIM_PAIRS = 5  # the first look: seeds 0-4
+LOOK_ALPHA = {INTERIM_PAIRS: 0.005, PAIRS: 0.048}
 FIGURE = "online_200k_gap"
 REPORT = "paper_tables/online_200k_cpu.md"
 
@@ -171,15 +178,33 @@ def _gains(table: pd.DataFrame, method: str) -> np.ndarray:
 
 
 def verdicts(comp: dict[str, Estimate], table: pd.DataFrame) -> dict[str, Verdict]:
-    """D200 read alone; D5k-D100k and G one Holm family; every claim "> 0", margin 10 points; no
-    verdict below the protocol's seeds (10 pairs; G: 10 ODT and 5 IQL runs)."""
+    """D200 read alone at the final look's alpha; D5k-D100k and G one Holm family at 0.05; every
+    claim "> 0", margin 10 points; no verdict below the protocol's seeds (10 pairs; G: 10 ODT and
+    5 IQL runs)."""
     n_odt, n_iql = len(_gains(table, ODT)), len(_gains(table, IQL))
     g_status = (None if n_odt >= PAIRS and n_iql >= IQL_SEEDS else
                 f"incomplete (ODT n={n_odt} of {PAIRS}, IQL n={n_iql} of {IQL_SEEDS})")
-    registered = [Registered(name, e, +1, MARGIN, name == PRIMARY,
-                             g_status if name == "G" else seed_status(e, PAIRS))
-                  for name, e in comp.items()]
-    return read_protocol(registered)
+    registered = [Registered(name, e, +1, MARGIN, False, g_status if name == "G" else seed_status(e, PAIRS))
+                  for name, e in comp.items() if name != PRIMARY]
+    primary = Registered(PRIMARY, comp[PRIMARY], +1, MARGIN, True, seed_status(comp[PRIMARY], PAIRS))
+    return {PRIMARY: read_protocol([primary], LOOK_ALPHA[PAIRS])[PRIMARY], **read_protocol(registered)}
+
+
+def primary_at_look(paired: pd.DataFrame, pairs_in_look: int) -> tuple[Estimate, Verdict] | None:
+    """D200 at one of the two looks (A4): on the pairs of seeds 0..pairs_in_look-1, at the look's
+    nominal alpha, its interval at 1 - alpha; None until all those pairs are complete. At the
+    interim look only an interval that excludes 0 gives a verdict (no equivalence is read there)."""
+    alpha = LOOK_ALPHA[pairs_in_look]
+    d = paired[paired.seed < pairs_in_look][PRIMARY].dropna()
+    if len(d) < pairs_in_look:
+        return None
+    i = combination_interval([(d.to_numpy(), 1.0)], 1.0 - alpha)
+    e = Estimate(i.estimate, i.low, i.high, len(d), i.se, i.df, i.p_value)
+    interim = pairs_in_look < PAIRS
+    (verdict,) = read_protocol([Registered(PRIMARY, e, +1, None if interim else MARGIN, True)], alpha).values()
+    if interim and verdict.word == "inconclusive":
+        verdict = Verdict("interim: 0 inside the interval, the study continues to 10 pairs", True, verdict.reading)
+    return e, verdict
 
 
 # ----- the figure ----------------------------------------------------------------------------------
@@ -300,6 +325,7 @@ def report(root: Path | str, preset: str = PRESET, figures: Path | None = None) 
               "| comparison | what | mean [95% CI] (n) | verdict |", "|---|---|---|---|"]
     lines += [f"| {'**' + name + '**' if name == PRIMARY else name} | {what[name]} | {e.text()} | {read[name].text()} |"
               for name, e in comp.items()]
+    lines += ["", _looks_text(paired)]
     lines += ["", "| arm | runs | end of pretraining | score at 200k | gain in run | online updates | online samples "
               "| core-hours per run |", "|---|---|---|---|---|---|---|---|"]
     for method in (ODT, CONTROL, IQL):
@@ -338,6 +364,23 @@ def report(root: Path | str, preset: str = PRESET, figures: Path | None = None) 
     else:
         lines += ["", "No figure: no complete pair yet."]
     return "\n".join(lines) + "\n"
+
+
+def _looks_text(paired: pd.DataFrame) -> str:
+    """The primary at its two registered looks (A4), each on its own seeds and level."""
+    parts = []
+    for n in sorted(LOOK_ALPHA):
+        look = primary_at_look(paired, n)
+        level = f"{100 * (1 - LOOK_ALPHA[n]):g}%"
+        name = "interim" if n < PAIRS else "final"
+        if look is None:
+            parts.append(f"{name} look (seeds 0-{n - 1}, alpha {LOOK_ALPHA[n]:g}): not yet, its pairs are not all complete")
+        else:
+            e, v = look
+            parts.append(f"{name} look (seeds 0-{n - 1}, alpha {LOOK_ALPHA[n]:g}): D200 {e.mean:+.1f} "
+                         f"[{e.lo:+.1f}, {e.hi:+.1f}] ({level} paired t, n={e.n}), {v.text()}")
+    return ("D200 at the registered looks (amendment A4; the table's 95% interval is a status between "
+            "looks): " + "; ".join(parts) + ".")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
