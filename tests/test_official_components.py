@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from benchmarks.official import components as C
-from odt.config import make_config
+from odt.config import ConfigError, make_config
 from odt.model import DecisionTransformer
 
 SOURCE = os.environ.get("ODT_OFFICIAL_SRC", "")
@@ -66,12 +67,51 @@ def test_cli_without_the_official_code_says_how_to_set_it_up(monkeypatch, capsys
     assert "ODT_OFFICIAL_SRC" in capsys.readouterr().err
 
 
+def test_synthetic_data_takes_each_datasets_shapes():
+    walker = C.synthetic_data(0, "walker2d-medium")
+    assert (walker.obs_dim, walker.act_dim) == (17, 6) and list(walker.lengths) == list(C.LENGTHS)
+    hopper = C.synthetic_data(0, "hopper-medium")
+    assert np.array_equal(hopper.observations, C.synthetic_hopper(0).observations)
+    with pytest.raises(ConfigError, match="halfcheetah-medium"):
+        C.synthetic_data(0, "halfcheetah-medium")
+
+
+def test_walker2d_component_config_is_the_cpu_presets_without_dropout():
+    cfg = C.component_config(0, dataset="walker2d-medium")
+    assert (cfg.optim.lr, cfg.optim.weight_decay, cfg.g_eval, cfg.online.g_online) == (1e-3, 1e-3, 5000.0, 10000.0)
+    assert cfg.model.dropout == 0.0 and C.dropout_config(cfg).model.dropout == 0.1
+
+
+def test_shared_masks_give_our_last_block_the_state_rows():
+    """Our last block computes the state tokens only (rows 1, 4, 7, ... of 3K): its multipliers
+    are the official ones at those rows, the attention weights' (B * heads) rows in head order."""
+    b, h, t, d = 2, 2, 6, 4
+    masks = C.SharedMasks(0, 0.5, b, h, t, d)
+    ones = torch.ones(b, t, d, dtype=torch.float64)
+    full = masks.official(("mlp output", 0), ones)
+    assert torch.equal(masks.ours(("mlp output", 0), ones), full)
+    assert torch.equal(masks.ours(("mlp output", 0), ones[:, 1::3]), full[:, 1::3])
+    weights = masks.official(("attention weights", 2), torch.ones(b, h, t, t, dtype=torch.float64))
+    ours = masks.ours(("attention weights", 2), torch.ones(b * h, t // 3, t, dtype=torch.float64))
+    assert torch.equal(ours.view(b, h, t // 3, t), weights[:, :, 1::3])
+    kept = set(full.unique().tolist())
+    assert kept <= {0.0, 2.0} and len(kept) == 2  # inverted dropout at p = 0.5
+    assert masks.used == {"official": [("mlp output", 0), ("attention weights", 2)],
+                          "ours": [("mlp output", 0)] * 2 + [("attention weights", 2)]}
+
+
 # ----- with the official code ------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def report() -> C.Report:
     torch.set_num_threads(1)
     return C.compare(Path(SOURCE), seed=0)
+
+
+@pytest.fixture(scope="module")
+def walker_report() -> C.Report:
+    torch.set_num_threads(1)
+    return C.compare(Path(SOURCE), seed=0, dataset="walker2d-medium")
 
 
 KNOWN = {  # the differences the check must find, and only these
@@ -111,3 +151,19 @@ def test_the_padded_difference_is_the_entropy_average_alone(report):
 def test_the_map_covers_the_official_model(report):
     assert set(report.official_only) == set(C.OFFICIAL_ONLY)
     assert report.mapped == len(C.parameter_map(3, positional=False))
+
+
+@needs_official
+def test_walker2d_differs_only_where_hopper_does(walker_report):
+    """At walker2d-medium's config and shapes (17-dim states, 6-dim actions, lr 1e-3, weight decay
+    1e-3) the same comparisons pass and the same known differences remain."""
+    failing = [f"{d.batch} / {d.check}" for d in walker_report.rows if d.ok is False]
+    assert not failing, "\n".join(failing)
+    assert {(d.batch, d.check) for d in walker_report.rows if d.ok is None} == KNOWN
+
+
+@needs_official
+def test_training_mode_with_shared_dropout_masks_agrees(report, walker_report):
+    for rep in (report, walker_report):
+        rows = [d for d in rep.rows if "dropout" in d.check]
+        assert len(rows) == 6 and all(d.ok for d in rows)

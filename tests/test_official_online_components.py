@@ -110,6 +110,27 @@ def test_verdicts():
     assert O.Check("a", "c", "max rel", 1.0, None).verdict == "known difference"
 
 
+def test_rollouts_run_in_the_registrys_environment():
+    """Walker2d's rollouts step the registry's Walker2d-v5 with D4RL's feet (the env both codes'
+    runs step), 17-dim observations and 6-dim actions; synthetic rollouts take those shapes."""
+    env = O.dataset_env("walker2d-medium")()
+    try:
+        assert env.spec.id == "Walker2d-v5" and env.spec.kwargs.get("xml_file") == "walker2d.xml"
+        assert env.observation_space.shape == (17,) and env.action_space.shape == (6,)
+        assert env.spec.max_episode_steps == 1000
+    finally:
+        env.close()
+    ep = O.synthetic_rollouts(0, lengths=(4,), dataset="walker2d-medium")[0]
+    assert ep["observations"].shape == (4, 17) and ep["actions"].shape == (4, 6)
+
+
+def test_switch_note_says_when_there_is_no_switch():
+    from odt.config import make_config
+
+    assert "no switch" in O.switch_note(make_config("walker2d-medium", "online", "cpu"))
+    assert "online.lr 0.0001" in O.switch_note(make_config("hopper-medium", "online", "cpu"))
+
+
 def test_cli_without_the_official_code_says_how_to_set_it_up(monkeypatch, capsys):
     monkeypatch.delenv("ODT_OFFICIAL_SRC", raising=False)
     assert O.main([]) == 2
@@ -128,7 +149,7 @@ KNOWN = {  # the differences the check must report, and only these
     ("1 buffer", "initial buffer at the preset's capacity: trajectories"),
     ("1 buffer", "list order inside the buffer"),
     ("1 buffer", "stored rollout actions (official: clamped to +-(1 - 1e-6) when executed)"),
-    ("2 sampling", "share of padded positions in a buffer of 25 hopper rollouts"),
+    ("2 sampling", "share of padded positions in a buffer of 25 rollouts of L steps"),
     ("2 sampling", "online batch: actions"),
     ("3 exploration", "exploration: stored actions"),
 }
@@ -151,3 +172,20 @@ def test_every_area_is_checked(report):
                                              "5 optimisation"}
     steps = next(r for r in report.rows if r.check == "exploration: steps until done")
     assert "steps" in steps.note
+
+
+@pytest.fixture(scope="module")
+def walker_report() -> O.Report:
+    torch.set_num_threads(1)
+    return O.compare(Path(SOURCE), seed=0, dataset="walker2d-medium")
+
+
+@needs_official
+def test_walker2d_online_phase_differs_only_where_hopper_does(walker_report):
+    """walker2d-medium's config (finetuning at optim.lr, no switch), shapes and environment: the
+    same comparisons pass and the same known differences remain."""
+    failing = [f"{r.area} / {r.check}: {r.measure} {r.value:.3g}" for r in walker_report.rows if r.ok is False]
+    assert not failing, "\n".join(failing)
+    assert {(r.area, r.check) for r in walker_report.rows if r.ok is None} == KNOWN
+    lr = next(r for r in walker_report.rows if r.check.startswith("learning rate at each"))
+    assert "no switch" in lr.note

@@ -1,10 +1,12 @@
 """The same batch and the same weights through our ODT and the unmodified official code.
 
 Whole runs of the two codes share no random streams, so when their results differ this check
-says where. It builds both codes' models at one small config (the ``cpu`` preset's hopper-medium
-finetuning config, dropout 0), copies the official weights into ours through an explicit
-parameter-name map (:func:`parameter_map`, checked by :func:`check_map`), draws one batch with
-the official data loader and feeds it to both, each in its own tensor layout, and compares:
+says where. It builds both codes' models at one small config (the ``cpu`` preset's finetuning
+config of one dataset, hopper-medium unless ``--dataset`` names another of ``DATASETS``,
+dropout 0) on synthetic trajectories of that dataset's shapes, copies the official weights into
+ours through an explicit parameter-name map (:func:`parameter_map`, checked by
+:func:`check_map`), draws one batch with the official data loader and feeds it to both, each in
+its own tensor layout, and compares:
 
 * the action distribution, pre-tanh mean and std, at every real position (float64);
 * the log-likelihood of the target actions and the entropy sample per position, and the NLL,
@@ -14,6 +16,10 @@ the official data loader and feeds it to both, each in its own tensor layout, an
 * one full update by each code's own trainer step, the official
   ``SequenceTrainer.train_step_stochastic`` and our ``ODTTrainer.step``, and the temperature
   after its dual step (float32: our step computes its loss in float32 by design);
+* both models in training mode at the preset's dropout (0.1), every dropout site (embeddings;
+  per block the attention weights, the attention output, the MLP output) applying the same
+  multipliers (:class:`SharedMasks`): drop probabilities, sites, action distribution, loss and
+  gradients (float64, windows without padding); the other rows run without dropout;
 * our data transform against the official one on the same windows.
 
 Layouts. The official loader pads a window on the left and marks real steps in
@@ -32,10 +38,11 @@ Known differences, reported and not judged: on a batch with padding the official
 ``entropy().mean()`` over all B*K positions, padding included, where ours averages over the real
 positions (and so the loss, the gradients, the update and the temperature's gradient differ
 with it); the official batch clamps actions to +-(1 - 1e-6), ours clamps only inside the
-log-likelihood.
+log-likelihood. Not met at any preset: the official embedding dropout is GPT-2's default 0.1
+whatever ``model.dropout`` is (main.py sets only the attention and residual rates).
 
 The official code is CC-BY-NC: it is imported from ``ODT_OFFICIAL_SRC`` (as the ``official-odt``
-driver does), never copied here. ``python -m benchmarks.official.components [--out PATH]``
+driver does), never copied here. ``python -m benchmarks.official.components [--dataset NAME] [--out PATH]``
 prints the differences as a markdown table.
 """
 
@@ -43,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import importlib
 import io
@@ -68,14 +76,16 @@ from benchmarks.official.driver import (
     official_variant,
     working_directory,
 )
-from odt.config import ConfigError, ODTConfig, make_config
+from odt.config import ConfigError, ModelConfig, ODTConfig, make_config
 from odt.objective import masked_mean, stochastic_policy_loss
 from odt.policy import sample_squashed, squashed_action_log_prob
 from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
 
-DATASET = "hopper-medium"  # whose cpu-preset config (lr, weight decay, K, ...) both codes get
-OBS_DIM, ACT_DIM = 11, 3  # Hopper's
+DATASET = "hopper-medium"  # whose cpu-preset config (lr, weight decay, K, ...) both codes get by default
+# the datasets the checks run at: (observation, action) dimensions of their environments
+DATASETS = {"hopper-medium": (11, 3), "walker2d-medium": (17, 6)}
+OBS_DIM, ACT_DIM = DATASETS[DATASET]
 LENGTHS = (7, 13, 26, 45, 120, 200)  # synthetic trajectories: below and above K = 20
 # Tolerances on a relative difference (see Diff: max_rel, or norm_rel for parameter updates).
 # float64: eps is 2.2e-16; the codes order the same arithmetic differently (GPT-2's Conv1D addmm
@@ -272,20 +282,34 @@ def noise(seed: int, shape: torch.Size, dtype: torch.dtype) -> torch.Tensor:
 
 # ----- the synthetic data ------------------------------------------------------------------------
 
-def synthetic_hopper(seed: int) -> Trajectories:
-    """Hopper-shaped trajectories of ``LENGTHS`` steps: observations of per-dimension scale and
-    offset, actions in [-1, 1] with about 2% exactly at +-1 (the official transform clamps them),
-    rewards in [0.5, 3.5]; the shortest has the lowest return, which the official code leaves out."""
+def dataset_shapes(dataset: str) -> tuple[int, int]:
+    """(observation, action) dimensions of a dataset the checks know; ConfigError otherwise."""
+    if dataset not in DATASETS:
+        raise ConfigError(f"the component checks know {', '.join(DATASETS)}, not {dataset!r}")
+    return DATASETS[dataset]
+
+
+def synthetic_data(seed: int, dataset: str = DATASET) -> Trajectories:
+    """Trajectories of ``LENGTHS`` steps in the dataset's shapes: observations of per-dimension
+    scale and offset, actions in [-1, 1] with about 2% exactly at +-1 (the official transform
+    clamps them), rewards in [0.5, 3.5]; the shortest has the lowest return, which the official
+    code leaves out."""
+    obs_dim, act_dim = dataset_shapes(dataset)
     rng = np.random.default_rng(seed)
     episodes = []
     for i, n in enumerate(LENGTHS):
-        obs = rng.normal(size=(n, OBS_DIM)) * rng.uniform(0.1, 3.0, OBS_DIM) + rng.normal(size=OBS_DIM)
-        act = np.tanh(1.5 * rng.normal(size=(n, ACT_DIM)))
+        obs = rng.normal(size=(n, obs_dim)) * rng.uniform(0.1, 3.0, obs_dim) + rng.normal(size=obs_dim)
+        act = np.tanh(1.5 * rng.normal(size=(n, act_dim)))
         edge = rng.random(act.shape) < 0.02
         act[edge] = np.sign(act[edge])
         episodes.append({"observations": obs, "actions": act, "rewards": rng.uniform(0.5, 3.5, n),
                          "terminated": bool(i % 2)})
     return Trajectories.from_episodes(episodes)
+
+
+def synthetic_hopper(seed: int) -> Trajectories:
+    """``synthetic_data`` in Hopper's shapes."""
+    return synthetic_data(seed, "hopper-medium")
 
 
 class ShapeOnlyEnv:
@@ -327,6 +351,7 @@ class Session:
     work: Path
     trajectories: Trajectories
     make_env: Callable[[], ShapeOnlyEnv]
+    dataset: str = DATASET  # the name the official code reads its data and environment under
 
 
 @dataclass
@@ -351,26 +376,28 @@ def official_loss_fn(main: Any) -> Callable:
 
 
 @contextlib.contextmanager
-def official_session(source: Path, data: Trajectories) -> Iterator[Session]:
+def official_session(source: Path, data: Trajectories, dataset: str = DATASET,
+                     make_env: Callable | None = None) -> Iterator[Session]:
     """The official code importable (``stand_in_modules``) and working in a scratch folder with
-    ``data`` in its pickle layout, its prints kept off stdout."""
-    make_env = functools.partial(ShapeOnlyEnv, data.obs_dim, data.act_dim)
+    ``data`` in its pickle layout under the name ``dataset``, its prints kept off stdout; its
+    ``gym.make`` builds ``make_env`` (default: an environment of the data's shapes only)."""
+    make_env = make_env or functools.partial(ShapeOnlyEnv, data.obs_dim, data.act_dim)
     with (tempfile.TemporaryDirectory(prefix="odt-components-") as work,
-          stand_in_modules({DATASET: make_env}, [source, source / DEPS_DIR]),
+          stand_in_modules({dataset: make_env}, [source, source / DEPS_DIR]),
           working_directory(Path(work)), contextlib.redirect_stdout(io.StringIO())):
         (Path(work) / "data").mkdir()
-        with open(Path(work) / "data" / f"{DATASET}.pkl", "wb") as f:
+        with open(Path(work) / "data" / f"{dataset}.pkl", "wb") as f:
             pickle.dump(to_official_trajectories(data), f)
         main = importlib.import_module("main")
         yield Session(main=main, data=importlib.import_module("data"), trainer=importlib.import_module("trainer"),
                       utils=importlib.import_module("utils"), loss_fn=official_loss_fn(main), work=Path(work),
-                      trajectories=data, make_env=make_env)
+                      trajectories=data, make_env=make_env, dataset=dataset)
 
 
-def component_config(seed: int, positional: bool = False) -> ODTConfig:
-    """The cpu preset's hopper-medium (finetuning) config on the CPU without dropout: our trainer
+def component_config(seed: int, positional: bool = False, dataset: str = DATASET) -> ODTConfig:
+    """The cpu preset's finetuning config of ``dataset`` on the CPU without dropout: our trainer
     step runs the model in training mode, the official one in the mode it finds it (eval here)."""
-    return make_config(DATASET, "online", "cpu", {"seed": seed, "device": "cpu", "model.dropout": 0.0,
+    return make_config(dataset, "online", "cpu", {"seed": seed, "device": "cpu", "model.dropout": 0.0,
                                                   "model.positional_embedding": positional})
 
 
@@ -378,7 +405,7 @@ def build_pair(session: Session, cfg: ODTConfig, dtype: torch.dtype) -> Pair:
     """Both codes built from ``cfg`` (the official one through the driver's ``official_variant``),
     the official weights copied into ours, both models in ``dtype`` (optimizers keep their
     parameters: ``Module.to`` converts in place)."""
-    variant = {k: v for k, v in official_variant(cfg, DATASET).items() if not k.startswith("driver_")}
+    variant = {k: v for k, v in official_variant(cfg, session.dataset).items() if not k.startswith("driver_")}
     variant["save_dir"] = str(session.work / "exp")
     torch.manual_seed(cfg.seed)
     experiment = session.main.Experiment(variant)
@@ -690,6 +717,134 @@ def full_step_rows(session: Session, pair: Pair, batch: OfficialBatch, rows: Row
              trainer.optimizer.param_groups[0]["lr"])
 
 
+# ----- float64, training mode: dropout with the same masks -------------------------------------------
+
+class SharedMasks:
+    """Inverted-dropout multipliers (0 or 1 / (1 - p)) that both codes apply at the same sites:
+    the embeddings, and in each block the attention weights, the attention output and the MLP
+    output. Each site's multiplier is drawn once, in the official layout (every token a query);
+    our last block, which computes the state tokens only, takes their rows. ``used`` records the
+    sites each code called, in order."""
+
+    def __init__(self, seed: int, p: float, batch: int, heads: int, tokens: int, width: int):
+        self.gen = torch.Generator().manual_seed(seed)
+        self.p, self.b, self.h, self.t, self.d = p, batch, heads, tokens, width
+        self.masks: dict[tuple, torch.Tensor] = {}
+        self.used: dict[str, list[tuple]] = {"official": [], "ours": []}
+        self.block: int | None = None  # the block whose attention runs now (ours)
+
+    def full(self, site: tuple) -> torch.Tensor:
+        if site not in self.masks:
+            shape = (self.b, self.h, self.t, self.t) if site[0] == "attention weights" else (self.b, self.t, self.d)
+            keep = torch.rand(shape, generator=self.gen, dtype=torch.float64) >= self.p
+            self.masks[site] = keep.double() / (1.0 - self.p)
+        return self.masks[site]
+
+    def official(self, site: tuple, x: torch.Tensor) -> torch.Tensor:
+        self.used["official"].append(site)
+        return x * self.full(site).to(x.dtype)
+
+    def ours(self, site: tuple, x: torch.Tensor) -> torch.Tensor:
+        """``x`` in our layout: (B, queries, d), or (B * heads, queries, tokens) for the weights."""
+        self.used["ours"].append(site)
+        m = self.full(site)
+        queries = x.shape[1]
+        rows = slice(None) if queries == self.t else STATE_ROWS
+        if site[0] == "attention weights":
+            m = m[:, :, rows].reshape(self.b * self.h, queries, self.t)
+        else:
+            m = m[:, rows]
+        return x * m.to(x.dtype)
+
+
+STATE_ROWS = slice(1, None, 3)  # the state tokens of (g, s, a, g, s, a, ...): our last block's queries
+
+
+def _module_sites(model: torch.nn.Module, kind: type) -> dict[str, torch.nn.Module]:
+    return {name: m for name, m in model.named_modules() if isinstance(m, kind)}
+
+
+@contextlib.contextmanager
+def shared_dropout(pair: Pair, masks: SharedMasks) -> Iterator[dict[str, dict[tuple, float]]]:
+    """Both models' dropout replaced, for the block, by ``masks``: the official GPT-2 modules
+    (``drop``, each block's ``attn_dropout``, ``resid_dropout``, ``mlp.dropout``) and ours
+    (``embed_drop``, each block's attention-weight dropout, ``resid_drop``, the MLP's last
+    module). Yields each side's drop probability per site; RuntimeError if a model has a dropout
+    module this map does not name (it would draw its own masks)."""
+    from odt import model as our_model
+
+    official, ours = pair.experiment.model.transformer, pair.trainer.model
+    o_sites = {"drop": ("embeddings",)}
+    u_sites = {"embed_drop": ("embeddings",)}
+    for i in range(len(ours.blocks)):
+        o_sites.update({f"h.{i}.attn.attn_dropout": ("attention weights", i),
+                        f"h.{i}.attn.resid_dropout": ("attention output", i), f"h.{i}.mlp.dropout": ("mlp output", i)})
+        u_sites.update({f"blocks.{i}.attn.resid_drop": ("attention output", i), f"blocks.{i}.mlp.3": ("mlp output", i)})
+    o_mods, u_mods = _module_sites(official, torch.nn.Dropout), _module_sites(ours, torch.nn.Dropout)
+    for side, mods, sites in (("official", o_mods, o_sites), ("ours", u_mods, u_sites)):
+        if set(mods) != set(sites):
+            raise RuntimeError(f"{side} dropout modules {sorted(mods)} are not the sites this check maps {sorted(sites)}")
+    probs = {"official": {site: float(o_mods[n].p) for n, site in o_sites.items()},
+             "ours": {site: float(u_mods[n].p) for n, site in u_sites.items()}}
+    for i, block in enumerate(ours.blocks):
+        probs["ours"][("attention weights", i)] = float(block.attn.dropout)
+    for name, site in o_sites.items():
+        o_mods[name].forward = functools.partial(masks.official, site)
+    for name, site in u_sites.items():
+        u_mods[name].forward = functools.partial(masks.ours, site)
+    hooks = [block.attn.register_forward_pre_hook(lambda _m, _a, i=i: setattr(masks, "block", i))
+             for i, block in enumerate(ours.blocks)]
+    functional = our_model.dropout
+    our_model.dropout = lambda x, p, training: masks.ours(("attention weights", masks.block), x)
+    try:
+        yield probs
+    finally:
+        our_model.dropout = functional
+        for h in hooks:
+            h.remove()
+        for mods in (o_mods, u_mods):
+            for m in mods.values():
+                del m.forward
+
+
+def dropout_config(cfg: ODTConfig) -> ODTConfig:
+    """``cfg`` at the preset's dropout (the config's own default, 0.1 as in Table C.3)."""
+    return dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, dropout=ModelConfig().dropout))
+
+
+def dropout_rows(session: Session, cfg: ODTConfig, batch: OfficialBatch, rows: Rows, seed: int) -> None:
+    """Both models in training mode at the preset's dropout, every dropout site drawing the same
+    multipliers (``shared_dropout``), on a batch without padding (the layouts then agree
+    position for position): the drop probability per site, the sites called, the action
+    distribution, the loss and the gradients."""
+    cfg = dropout_config(cfg)
+    pair = build_pair(session, cfg, torch.float64)
+    pair.experiment.model.train()
+    pair.trainer.model.train()
+    b, k = batch.states.shape[:2]
+    masks = SharedMasks(seed + 7, cfg.model.dropout, b, cfg.model.n_heads, 3 * k, cfg.model.embed_dim)
+    with shared_dropout(pair, masks) as probs:
+        out = run_both(pair, batch, seed)
+        loss_o, _, _ = official_terms(session, pair, out)
+        terms = our_terms(pair, out, seed)
+        _backward_both(pair, loss_o, terms.loss)
+    sites = sorted(probs["official"])
+    rows.add("dropout: drop probability at every site", [probs["official"][s] for s in sites],
+             [probs["ours"].get(s, float("nan")) for s in sites],
+             note=f"{len(sites)} sites: embeddings; per block attention weights, attention output, MLP output")
+    called = (sorted(set(masks.used["official"])) == sorted(set(masks.used["ours"])) == sites)
+    rows.add("dropout: every site used once per forward, in both codes", 0.0 if called and
+             len(masks.used["official"]) == len(masks.used["ours"]) == len(sites) else 1.0, 0.0,
+             note="1 if a site is missing, extra or called twice in either code")
+    rows.add("train mode, same dropout masks: action mean (pre-tanh), per position", out.at(out.dist.loc),
+             out.mean[out.mask])
+    rows.add("train mode, same dropout masks: action std, per position", out.at(out.dist.std),
+             out.log_std.exp()[out.mask])
+    rows.add("train mode, same dropout masks: loss at the same temperature", loss_o, terms.loss)
+    rows.add_mapped("train mode, same dropout masks: gradients of every mapped parameter",
+                    official_grads(pair.experiment.model, pair.mapping), our_grads(pair.trainer.model), pair.mapping)
+
+
 # ----- the data transform --------------------------------------------------------------------------
 
 def transform_rows(session: Session, pair: Pair, batch: OfficialBatch, traj_index: np.ndarray, rows: Rows) -> None:
@@ -745,12 +900,13 @@ def describe(batch: OfficialBatch) -> str:
             f"positions are padding ({padded / (len(n) * k):.1%})")
 
 
-def compare(source: Path, seed: int = 0, rows: int = 16, positional: bool = False) -> Report:
+def compare(source: Path, seed: int = 0, rows: int = 16, positional: bool = False,
+            dataset: str = DATASET) -> Report:
     """Every comparison of this module on one batch of ``rows`` official windows, split into
-    its rows without padding and the whole batch."""
-    cfg = component_config(seed, positional)
+    its rows without padding and the whole batch, at ``dataset``'s config and shapes."""
+    cfg = component_config(seed, positional, dataset)
     out: list[Diff] = []
-    with official_session(source, synthetic_hopper(seed)) as session:
+    with official_session(source, synthetic_data(seed, dataset), dataset) as session:
         probe = build_pair(session, cfg, torch.float32)
         batch, traj_index = draw_batch(session, probe.experiment, rows, seed)
         batches = split_batches(batch)
@@ -764,11 +920,13 @@ def compare(source: Path, seed: int = 0, rows: int = 16, positional: bool = Fals
             optimizer_rows(pair, cfg, r64)
             r32 = Rows(label, torch.float32, TOL_FLOAT32_TERMS)
             full_step_rows(session, build_pair(session, cfg, torch.float32), b, r32, seed)
+            if label == "full windows":
+                dropout_rows(session, cfg, b.cast(torch.float64), r64, seed)
             out += r64.out + r32.out
         official = shapes(probe.experiment.model)
     only = {name: (official[name], why) for name, why in OFFICIAL_ONLY.items() if name in official}
     m = cfg.model
-    config = (f"{DATASET} cpu preset: embed {m.embed_dim}, {m.n_layers} layers, {m.n_heads} heads, K {m.context_len}, "
+    config = (f"{dataset} cpu preset: embed {m.embed_dim}, {m.n_layers} layers, {m.n_heads} heads, K {m.context_len}, "
               f"positional {m.positional_embedding}, dropout 0, lr {cfg.optim.lr:g}, weight decay "
               f"{cfg.optim.weight_decay:g}, warmup {cfg.optim.warmup_steps}, lambda {cfg.optim.init_lambda:g}; seed {seed}")
     return Report(rows=out, official_only=only, mapped=len(probe.mapping),
@@ -805,6 +963,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=16, help="windows the official loader draws")
     parser.add_argument("--positional", action="store_true",
                         help="with the timestep embedding (official ordering=1)")
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default=DATASET,
+                        help="whose cpu-preset config and shapes (default %(default)s)")
     args = parser.parse_args(argv)
     try:
         source = locate_source()
@@ -812,7 +972,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     torch.set_num_threads(1)
-    text = render(compare(source.path, seed=args.seed, rows=args.rows, positional=args.positional))
+    text = render(compare(source.path, seed=args.seed, rows=args.rows, positional=args.positional,
+                          dataset=args.dataset))
     print(text, end="")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

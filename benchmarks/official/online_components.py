@@ -3,16 +3,19 @@
 :mod:`benchmarks.official.components` compares one pretraining update; this module compares
 what the online phase adds, feeding both codes the same inputs (the same weights through the
 same parameter map, the same trajectories, the same environment seed and the same injected
-Gaussian noise), at the ``cpu`` preset's hopper-medium finetuning config with dropout 0:
+Gaussian noise), at the ``cpu`` preset's finetuning config of one dataset with dropout 0
+(hopper-medium, or another of ``components.DATASETS`` with ``--dataset``), on synthetic data of
+its shapes and rollouts in its environment (the registry's: Walker2d-v5 with D4RL's feet):
 
 1. the replay buffer: the initial top-N buffer, then the same rollouts added one by one (FIFO),
    and the returns-to-go each code trains a stored rollout with (hindsight relabelling);
 2. segment sampling in the online phase: the law of (trajectory, start) over the buffer, compared
    exactly (trajectory probabilities) and over many draws (chi-square), the padding, the state
    statistics and our data path on the official loader's windows over the online buffer;
-3. one exploration rollout on Hopper-v5: the official ``Experiment._augment_trajectories`` against
-   our ``ODTTrainer.explore``, step by step (conditioning, action mean and std, sampled action,
-   observations, rewards) and the trajectory each stores in its buffer;
+3. one exploration rollout in the dataset's environment: the official
+   ``Experiment._augment_trajectories`` against our ``ODTTrainer.explore``, step by step
+   (conditioning, action mean and std, sampled action, observations, rewards) and the
+   trajectory each stores in its buffer;
 4. one mean-action evaluation episode at g_eval: the official ``vec_evaluate_episode_rtg`` (as the
    driver calls it) against our ``run_episodes``;
 5. the optimisation across the phase switch: pretraining updates then online updates of each
@@ -28,7 +31,8 @@ our step's draw at the last position, so both sample the same action from the sa
 
 Every row has a verdict: ok (within its tolerance), known difference (reported, not judged) or
 DIFFERS. The official code is CC-BY-NC: it is imported from ``ODT_OFFICIAL_SRC``, never copied.
-``python -m benchmarks.official.online_components [--out PATH]`` prints the markdown report.
+``python -m benchmarks.official.online_components [--dataset NAME] [--out PATH]`` prints the
+markdown report.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import contextlib
 import importlib
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -48,6 +52,7 @@ import numpy as np
 import torch
 from scipy import stats
 
+from benchmarks.datasets.registry import get_spec
 from benchmarks.official import components as C
 from benchmarks.official.adapters import InProcessVecEnv, OldGymEnv
 from benchmarks.official.driver import (
@@ -61,7 +66,6 @@ from odt.buffer import TrajectoryBuffer
 from odt.config import ConfigError, ODTConfig
 from odt.rollout import VectorEnvPool, run_episodes
 
-ENV_ID = "Hopper-v5"  # the project's hopper environment (benchmarks.datasets.registry)
 SMALL_CAPACITY = 3  # a buffer smaller than the 5 trajectories the official code keeps offline
 NEW_ROLLOUTS = (30, 7, 64, 19, 150)  # lengths of the synthetic rollouts added to both buffers
 DRAWS = 20_000  # windows drawn from each code's sampler for the distribution tests
@@ -183,14 +187,15 @@ def official_rtg(rewards: np.ndarray, reward_scale: float) -> np.ndarray:
 
 # ----- the official code, driven ---------------------------------------------------------------
 
-def synthetic_rollouts(seed: int, lengths: Sequence[int] = NEW_ROLLOUTS) -> list[dict]:
-    """Rollouts in our episode layout (observations, actions, rewards float32, terminated), the
-    actions sampled through tanh so that some are exactly +-1 in float32."""
+def synthetic_rollouts(seed: int, lengths: Sequence[int] = NEW_ROLLOUTS, dataset: str = C.DATASET) -> list[dict]:
+    """Rollouts in our episode layout (observations, actions, rewards float32, terminated) in the
+    dataset's shapes, the actions sampled through tanh so that some are exactly +-1 in float32."""
+    obs_dim, act_dim = C.dataset_shapes(dataset)
     rng = np.random.default_rng(seed + 1)
     out = []
     for i, n in enumerate(lengths):
-        out.append({"observations": rng.normal(size=(n, C.OBS_DIM)).astype(np.float32) * 2 + 0.5,
-                    "actions": np.tanh(6.0 * rng.normal(size=(n, C.ACT_DIM))).astype(np.float32),
+        out.append({"observations": rng.normal(size=(n, obs_dim)).astype(np.float32) * 2 + 0.5,
+                    "actions": np.tanh(6.0 * rng.normal(size=(n, act_dim))).astype(np.float32),
                     "rewards": rng.uniform(0.0, 3.5, n).astype(np.float32), "terminated": bool(i % 2)})
     return out
 
@@ -206,14 +211,20 @@ def as_official_rollout(episode: dict, action_range: Sequence[float]) -> dict:
             "rewards": episode["rewards"].astype(np.float32), "terminals": terminals}
 
 
-def hopper_env() -> gymnasium.Env:
-    return gymnasium.make(ENV_ID, max_episode_steps=OFFICIAL_MAX_EP_LEN)
+def dataset_env(dataset: str) -> Callable[[], gymnasium.Env]:
+    """The dataset's environment factory, the registry's (the one both codes' runs step), capped
+    at the official 1000 steps."""
+    spec = get_spec(dataset)
+    if spec.max_episode_steps != OFFICIAL_MAX_EP_LEN:
+        raise ConfigError(f"{dataset}: episodes of {spec.max_episode_steps} steps, the official code caps them at "
+                          f"{OFFICIAL_MAX_EP_LEN}")
+    return spec.make_env
 
 
-def official_vec_env(seed: int) -> InProcessVecEnv:
-    """One Hopper behind the old gym API, seeded as the official ``get_env_builder`` seeds it."""
+def official_vec_env(seed: int, make_env: Callable[[], gymnasium.Env]) -> InProcessVecEnv:
+    """One environment behind the old gym API, seeded as the official ``get_env_builder`` seeds it."""
     def make() -> OldGymEnv:
-        env = OldGymEnv(hopper_env())
+        env = OldGymEnv(make_env())
         env.seed(seed)
         return env
     return InProcessVecEnv([make])
@@ -329,7 +340,8 @@ def buffer_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, seed: int, o
             len(exp.replay_buffer) - len(preset), None,
             note=f"capacity {cfg.online.buffer_size} >= the data's {len(data)} trajectories: the official buffer starts "
                  "from the pretraining set, which leaves out the lowest-return trajectory; ours from all of them. "
-                 "Only when the capacity exceeds the data less one (never at hopper-medium: 25 of 2186)")
+                 "Only when the capacity exceeds the data less one (never at the cpu preset on the generated "
+                 "medium files: 25 of thousands)")
     # a buffer smaller than the data: top-N by return
     official = session.main.ReplayBuffer(SMALL_CAPACITY, exp.offline_trajs)
     ours = TrajectoryBuffer.from_offline(data, SMALL_CAPACITY, "top")
@@ -338,7 +350,7 @@ def buffer_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, seed: int, o
              got, list(range(SMALL_CAPACITY)), note="official list position i holds our position i")
     # the same rollouts, one per round
     orders, sets = [], []
-    for episode in synthetic_rollouts(seed):
+    for episode in synthetic_rollouts(seed, dataset=session.dataset):
         official.add_new_trajs([as_official_rollout(episode, exp.action_range)])
         ours.add(episode, relabel=True)
         aged = ring_in_age_order(official.trajectories, official.start_idx)
@@ -421,7 +433,7 @@ def sampling_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, bufs: Buff
     out.add("share of padded positions (our draws vs the exact law)", "abs diff",
             abs(1 - idx.mask.mean() - expected), 0.01)
     hop = {L: padding_share([L] * 25, k) for L in (1000, 500, 150)}
-    out.add("share of padded positions in a buffer of 25 hopper rollouts", "share at L=150", hop[150], None,
+    out.add("share of padded positions in a buffer of 25 rollouts of L steps", "share at L=150", hop[150], None,
             note="the official entropy term averages over these positions too (components report): "
                  + ", ".join(f"L={L}: {s:.2%}" for L, s in hop.items()))
     # the statistics and the data path
@@ -466,7 +478,7 @@ def exploration_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, out: Ch
     exp, trainer = pair.experiment, pair.trainer
     s = explore_seed(cfg)
     trace_o, trace_u = Trace.empty(), Trace.empty()
-    envs = official_vec_env(s)
+    envs = official_vec_env(s, dataset_env(session.dataset))
     before = len(exp.replay_buffer.trajectories)
     try:
         with inject_official_noise(exp.model, our_noise(s, OFFICIAL_MAX_EP_LEN, exp.act_dim), trace_o):
@@ -475,7 +487,7 @@ def exploration_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, out: Ch
         envs.close()
     stored_o = exp.replay_buffer.trajectories[-1] if len(exp.replay_buffer.trajectories) > before else \
         exp.replay_buffer.trajectories[exp.replay_buffer.start_idx - 1]
-    trainer._envs = VectorEnvPool(hopper_env)
+    trainer._envs = VectorEnvPool(dataset_env(session.dataset))
     try:
         with record_ours(trainer.model, trace_u, sample=True):
             got_u = trainer.explore()
@@ -500,7 +512,7 @@ def evaluation_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, out: Che
     exp, trainer = pair.experiment, pair.trainer
     evaluation = importlib.import_module("evaluation")
     trace_o, trace_u = Trace.empty(), Trace.empty()
-    envs = official_vec_env(seed)
+    envs = official_vec_env(seed, dataset_env(session.dataset))
     try:
         with inject_official_noise(exp.model, None, trace_o):
             returns, lengths, _ = evaluation.vec_evaluate_episode_rtg(
@@ -509,7 +521,7 @@ def evaluation_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, out: Che
                 state_std=exp.state_std, device="cpu", mode="normal", use_mean=True)
     finally:
         envs.close()
-    vec = gymnasium.vector.SyncVectorEnv([hopper_env])
+    vec = gymnasium.vector.SyncVectorEnv([dataset_env(session.dataset)])
     try:
         with record_ours(trainer.model, trace_u, sample=False):
             got = run_episodes(trainer.model, vec, trainer.conditioning(cfg.g_eval), seeds=[seed], sample=False)
@@ -559,7 +571,8 @@ def optimisation_checks(session: C.Session, cfg: ODTConfig, out: Checks, seed: i
         for i in range(pretrain):
             official_step(i)
         # the driver's switch: its wrapper around online_tuning, around a stand-in for the loop
-        agent = OfficialODTAgent(OfficialODTConfig(odt=cfg, dataset=C.DATASET, variant=official_variant(cfg, C.DATASET)),
+        agent = OfficialODTAgent(OfficialODTConfig(odt=cfg, dataset=session.dataset,
+                                                   variant=official_variant(cfg, session.dataset)),
                                  session.trajectories, session.make_env, progress=False)
         exp.online_tuning = lambda *a, **kw: [official_step(i) for i in range(pretrain, pretrain + online)]
         agent._wrap(exp, {}, lambda row: None)
@@ -583,8 +596,7 @@ def optimisation_checks(session: C.Session, cfg: ODTConfig, out: Checks, seed: i
         for _ in range(online):
             trainer.step(None)
     out.rel(f"learning rate at each of {pretrain} pretraining + {online} online updates", lr_o, lr_u, tol=1e-12,
-            note=f"warmup {warmup}: the switch to online.lr {cfg.online.lr:g} falls inside it; both keep the warmup "
-                 f"factor and apply it to the new base rate (lr {', '.join(f'{x:.2e}' for x in lr_u)})")
+            note=f"warmup {warmup}: {switch_note(cfg)} (lr {', '.join(f'{x:.2e}' for x in lr_u)})")
     out.same("weight decay in the online phase", exp.optimizer.param_groups[0]["weight_decay"],
              trainer.optimizer.param_groups[0]["weight_decay"], note="one rate for both phases in both codes")
     steps_o = exp.optimizer.param_groups[0].get("step")
@@ -602,7 +614,7 @@ def optimisation_checks(session: C.Session, cfg: ODTConfig, out: Checks, seed: i
     out.same("temperature Adam step count after all updates", int(adam_o["step"]), int(adam_u["step"]))
     out.add("parameters after all updates", "norm rel",
             C.mapped_difference(C._params(exp.model), C._params(trainer.model), pair.mapping)[0][2], 1e-5)
-    variant = official_variant(cfg, C.DATASET)
+    variant = official_variant(cfg, session.dataset)
     out.same("updates per online round", variant["num_updates_per_online_iter"], cfg.online.updates_per_round)
     out.same("online batch size", variant["batch_size"], cfg.optim.batch_size)
 
@@ -615,10 +627,19 @@ class Report:
     config: str
 
 
-def compare(source: Path, seed: int = 0) -> Report:
-    cfg = C.component_config(seed)
+def switch_note(cfg: ODTConfig) -> str:
+    """What happens to the learning rate at the phase switch, in words."""
+    if cfg.online.lr is None:
+        return (f"no switch: online.lr is unset, both codes finetune at optim.lr {cfg.optim.lr:g} (the driver's "
+                "wrapper leaves the rate alone)")
+    return (f"the switch to online.lr {cfg.online.lr:g} falls inside it; both keep the warmup factor and apply "
+            "it to the new base rate")
+
+
+def compare(source: Path, seed: int = 0, dataset: str = C.DATASET) -> Report:
+    cfg = C.component_config(seed, dataset=dataset)
     rows: list[Check] = []
-    with C.official_session(source, C.synthetic_hopper(seed)) as session:
+    with C.official_session(source, C.synthetic_data(seed, dataset), dataset) as session:
         pair = C.build_pair(session, cfg, torch.float32)
         buf, smp = Checks("1 buffer"), Checks("2 sampling")
         bufs = buffer_checks(session, pair, cfg, seed, buf)
@@ -635,10 +656,12 @@ def compare(source: Path, seed: int = 0) -> Report:
         optimisation_checks(session, cfg, opt, seed)
         rows += expl.out + ev.out + opt.out
     m = cfg.model
-    config = (f"{C.DATASET} cpu preset: embed {m.embed_dim}, {m.n_layers} layers, K {m.context_len}, eval context "
+    online_lr = f"unset (optim.lr {cfg.optim.lr:g})" if cfg.online.lr is None else f"{cfg.online.lr:g}"
+    config = (f"{dataset} cpu preset: embed {m.embed_dim}, {m.n_layers} layers, K {m.context_len}, eval context "
               f"{m.eval_context_len}, dropout 0, buffer {cfg.online.buffer_size}, g_online {cfg.online.g_online:g}, "
-              f"g_eval {cfg.g_eval:g}, online lr {cfg.online.lr:g}, {cfg.online.updates_per_round} updates per round; "
-              f"synthetic offline data ({len(C.LENGTHS)} trajectories), rollouts on {ENV_ID}; seed {seed}")
+              f"g_eval {cfg.g_eval:g}, online lr {online_lr}, {cfg.online.updates_per_round} updates "
+              f"per round; synthetic offline data ({len(C.LENGTHS)} trajectories), rollouts on {get_spec(dataset).env_id}"
+              f"{' ' + str(dict(get_spec(dataset).env_kwargs)) if get_spec(dataset).env_kwargs else ''}; seed {seed}")
     return Report(rows=rows, config=config)
 
 
@@ -659,6 +682,8 @@ def main(argv: list[str] | None = None) -> int:
                                                  "(ODT_OFFICIAL_SRC), part by part: a table of differences.")
     parser.add_argument("--out", type=Path, help="also write the table to this file")
     parser.add_argument("--seed", type=int, default=0, help="data, weights, rollouts and noise")
+    parser.add_argument("--dataset", choices=sorted(C.DATASETS), default=C.DATASET,
+                        help="whose cpu-preset config, shapes and environment (default %(default)s)")
     args = parser.parse_args(argv)
     try:
         source = locate_source()
@@ -666,7 +691,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     torch.set_num_threads(1)
-    text = render(compare(source.path, seed=args.seed))
+    text = render(compare(source.path, seed=args.seed, dataset=args.dataset))
     print(text, end="")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
