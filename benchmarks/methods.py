@@ -21,6 +21,9 @@ Every method is built the same way and presents the interface in baselines/inter
 * ``official-odt``: the unmodified official online-dt code (facebookresearch/online-dt) run on
   the same dataset, environment and ``odt`` config (benchmarks/official/); needs the official
   source, named by ``ODT_OFFICIAL_SRC`` (docs/official-odt.md), and refuses to start without it.
+* ``corl-iql``: CORL's single-file IQL (corl-team/CORL), unmodified, on the same dataset and
+  environment with ``iql``'s budget and CORL's own config for the dataset (benchmarks/corl/);
+  needs CORL's source, named by ``ODT_CORL_SRC`` (docs/corl.md), and refuses to start without it.
 
 Run one method from the command line (a quick check, not the benchmark runner)::
 
@@ -43,6 +46,7 @@ from baselines.dt import dt_agent, dt_config
 from baselines.interface import Agent
 from baselines.iql import IQLAgent, iql_config
 from baselines.sac import SACAgent, sac_config
+from benchmarks.corl.driver import CorlIQLAgent, corl_config
 from benchmarks.datasets.minari_spec import hyperparameter_dataset
 from benchmarks.official.driver import OfficialODTAgent, official_config
 from odt.config import PRESETS, ConfigError, make_config, parse_assignments
@@ -92,6 +96,10 @@ def _official_agent(cfg, data, make_env, score_fn, progress) -> Agent:
     return OfficialODTAgent(cfg, data, make_env, score_fn=score_fn, progress=progress)
 
 
+def _corl_iql_agent(cfg, data, make_env, score_fn, progress) -> Agent:
+    return CorlIQLAgent(cfg, data, make_env, score_fn=score_fn, progress=progress)
+
+
 def _sac_agent(cfg, data, make_env, score_fn, progress) -> Agent:
     del data  # SAC learns from scratch online; the dataset only names the environment
     return SACAgent(cfg, make_env, score_fn=score_fn, progress=progress)
@@ -107,9 +115,10 @@ METHODS: dict[str, tuple[Callable, Callable]] = {
     "iql": (iql_config, _iql_agent),
     "sac": (_sac_config, _sac_agent),
     "official-odt": (official_config, _official_agent),
+    "corl-iql": (corl_config, _corl_iql_agent),
 }
 # methods that run code from outside this repository (the setup they need is in docs/)
-EXTERNAL_METHODS = ("official-odt",)
+EXTERNAL_METHODS = ("official-odt", "corl-iql")
 # method -> the method of its twin, whose online updates it makes (online.online_updates, set by
 # the runner from the twin's record: benchmarks/matched_updates.py)
 UPDATE_TWINS: dict[str, str] = {"odt-control-matched": "odt"}
