@@ -1001,6 +1001,13 @@ def model_seconds(cfg: Any, dataset: str, follower: bool = False) -> float:
     return _cpu_seconds(f, e, dataset)
 
 
+def pretraining_share(cfg: Any, dataset: str) -> float:
+    """The share of one run's modelled seconds that its pretraining takes (0 without one): how
+    progress through pretraining and through the online phase weigh against each other."""
+    full = model_seconds(cfg, dataset)
+    return 0.0 if full <= 0 else min(1.0, max(0.0, 1.0 - model_seconds(cfg, dataset, follower=True) / full))
+
+
 def domain_of(dataset: str) -> str:
     """The environment family a dataset's runs share: hopper, walker2d, halfcheetah, ant, antmaze."""
     return dataset.split("-")[0]
