@@ -58,6 +58,7 @@ from benchmarks.job import (
     spec_config,
 )
 from benchmarks.official.driver import OfficialODTConfig
+from benchmarks.run_progress import LiveProgress
 from benchmarks.sharing import pretraining as shared
 from benchmarks.trackers.loggers import require_loggers
 from odt.config import (
@@ -67,9 +68,10 @@ from odt.config import (
     is_antmaze,
     phase_evaluations,
 )
-from odt.progress import progress_bar
+from odt.progress import progress_bar, writes_to_log
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
+LIVE_EVERY_S = 5.0  # seconds between two looks at the running runs' directories (the live lines)
 
 
 @dataclass
@@ -490,6 +492,9 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
 
     bar = progress_bar(total=len(pending), desc="runs", unit="run", enabled=progress)
     running: list[tuple[RunSpec, Any]] = []
+    # below the bar, each running run's phase, progress, score and time left, from its directory
+    live = LiveProgress(root, lambda: [s for s, _ in running], bar.write, _pretraining_share_of,
+                        inplace=not writes_to_log(sys.stderr), every_s=LIVE_EVERY_S) if progress else None
     unfinished = {s.run_id for s in pending}  # this launch's runs that have not ended: twins hold their runs back
     told_twin_wait = False
 
@@ -501,16 +506,14 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
             spec, job = item
             if not (block or job.done()):
                 continue
-            running.remove(item)
-            unfinished.discard(spec.run_id)
             log = str(job.paths.stderr) if kind != "debug" else None
             try:
-                job.result()
-                report.done += 1
+                job.result()  # a debug job computes its run here, still listed as running (the live lines read it)
             except KeyboardInterrupt:  # (debug: the run itself was interrupted) still unfinished
-                running.append(item)
                 raise
             except Exception as exc:  # the job failed; report and go on
+                running.remove(item)
+                unfinished.discard(spec.run_id)
                 if _held(exc):  # taken by another launch between our check and the job's start
                     report.held.append(spec.run_id)
                     bar.write(f"held by another live launch, left to it: {spec.run_id}")
@@ -520,6 +523,10 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                 failure = _failure(root, spec, exc, log)
                 report.failed.append(failure)
                 bar.write(f"FAILED {failure.run_id}: {failure.error}\n  log: {failure.log}")
+            else:
+                running.remove(item)
+                unfinished.discard(spec.run_id)
+                report.done += 1
             bar.update(1)
             show()
 
@@ -550,6 +557,8 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
 
     with _terminate_as_interrupt():
         try:
+            if live is not None:
+                live.start()
             second_wave: list[tuple[Any, list[RunSpec], Path]] = []  # Slurm: runs whose twins the first array runs
             for (preset, experiment), group in groups.items():
                 folder = rec.logs_dir(root, preset, experiment)
@@ -596,6 +605,8 @@ def launch(specs: Sequence[RunSpec], root: Path | str, opts: LaunchOptions | Non
                 _stop(job, kind)
             raise LaunchInterrupted([spec.run_id for spec, _ in running]) from None
         finally:
+            if live is not None:
+                live.stop()
             bar.close()
     return report
 
@@ -999,6 +1010,11 @@ def model_seconds(cfg: Any, dataset: str, follower: bool = False) -> float:
         _, pe, pf = estimate_pretraining(cfg, dataset)
         e, f = e - pe, f - pf
     return _cpu_seconds(f, e, dataset)
+
+
+def _pretraining_share_of(spec: RunSpec) -> float:
+    cfg = _config_or_none(spec)
+    return 0.0 if cfg is None else pretraining_share(cfg, spec.dataset)
 
 
 def pretraining_share(cfg: Any, dataset: str) -> float:

@@ -112,7 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--executor", default="auto", help=f"{' | '.join(EXECUTORS)}; auto = slurm when a Slurm controller answers sinfo, else local")
     g.add_argument("--parallel", type=int, default=2, help="local: runs at once (default 2)")
     g.add_argument("--threads", type=int, default=None, help="torch threads per run (default: cores / parallel locally, --cpus on Slurm)")
-    g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.add_argument("--quiet", action="store_true",
+                   help="no progress bar and no line per running run (phase, progress, score, time left)")
     g.add_argument("--fresh-pretraining", action="store_true",
                    help="every run computes everything itself; by default a run whose pretraining is "
                         "identical to one already done on this machine (same config up to online-only "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import torch
 from benchmarks import job as job_mod
 from benchmarks import launch as launch_mod
 from benchmarks import records as rec
+from benchmarks import run as run_cli
 from benchmarks import run_progress as rp
 from benchmarks import status
 from benchmarks.experiments import RunSpec, expand
@@ -259,6 +261,27 @@ def test_a_smoke_run_stopped_part_way_shows_its_checkpoint(tmp_path, monkeypatch
     assert row["updates"] == max(ckpt.counters["updates"], rec.last_curve_row(d)["updates"])
     assert row["wall_s"] == ckpt.counters["wall_time"] > 0 and row["cpu_s"] == ckpt.counters["cpu_time"] > 0
     assert row["score"] == rec.last_curve_row(d)["score_mean"] and row["left_core_s"] > 0
+
+
+LIVE = re.compile(r"odt hopper-medium s0: (pretrain|online) [\d,]+/[\d,]+ (updates|samples).* \(\d+%\), "
+                  r"score -?\d+\.\d at [\d,]+ samples")
+
+
+def test_a_smoke_launch_prints_each_running_runs_phase_progress_and_score(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(launch_mod, "LIVE_EVERY_S", 0.05)
+    args = ["table1", "--preset", "smoke", "--seeds", "1", "--datasets", "hopper-medium", "--methods", "odt",
+            "--executor", "debug", "--results", str(tmp_path / "r"), "--tables-dir", str(tmp_path / "t")]
+    assert run_cli.main(args) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if LIVE.search(line)]
+    assert lines, "no live line for the running run"
+    (run,) = rec.iter_run_dirs(tmp_path / "r")
+    evaluations = [r for r in rec.read_curve(run / rec.CURVE) if r["phase"] in ("pretrain", "online")]
+    assert len(lines) <= len(evaluations)  # a line per new evaluation, not per look
+    shown = {int(m.group(1).replace(",", "")) for m in map(re.compile(r"score \S+ at ([\d,]+) samples").search, lines)}
+    assert shown <= {r["online_samples"] for r in evaluations}
+    assert run_cli.main([*args[:-4], "--results", str(tmp_path / "q"), "--tables-dir", str(tmp_path / "u"),
+                         "--quiet"]) == 0
+    assert not [line for line in capsys.readouterr().out.splitlines() if LIVE.search(line)]
 
 
 def test_live_lines_come_once_per_evaluation(tmp_path):
