@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# A long study started detached, from a clone pinned at the study's commit, so that it outlives
+# the shell, the sitting and any change to the work tree. See docs/running.md, "Studies that
+# outlive a sitting".
+#
+#   scripts/study.sh setup COMMIT [--force]      clone this repository at COMMIT into $STUDY_DIR, make install
+#   scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished)
+#   scripts/study.sh status [ARGS...]            python -m benchmarks.status on the study's results root
+#   scripts/study.sh stop [EXPERIMENT]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
+#
+# STUDY_DIR    the pinned clone (default $HOME/odt-study), with its own .venv
+# ODT_RESULTS  the results root, outside any work tree (default $HOME/odt-runs); launches keep
+#              their pid file and log under <results>/_logs/
+# STUDY_SOURCE the repository setup clones (default: the one holding this script)
+set -euo pipefail
+
+SCRIPT_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STUDY_DIR="${STUDY_DIR:-$HOME/odt-study}"
+RESULTS="${ODT_RESULTS:-$HOME/odt-runs}"
+SOURCE="${STUDY_SOURCE:-$SCRIPT_REPO}"
+START_CHECK_S="${STUDY_START_CHECK_S:-3}"  # seconds after which a launch that died at once is reported
+STOP_WAIT_S="${STUDY_STOP_WAIT_S:-300}"    # seconds stop waits for a launch to checkpoint its runs and exit
+
+usage() {
+    local code="${1:-2}"
+    [[ $code == 0 ]] || exec >&2
+    cat <<'EOF'
+usage: scripts/study.sh setup COMMIT [--force]      clone this repository at COMMIT into $STUDY_DIR, make install
+       scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished)
+       scripts/study.sh status [ARGS...]            python -m benchmarks.status on the study's results root
+       scripts/study.sh stop [EXPERIMENT]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
+STUDY_DIR (default $HOME/odt-study), ODT_RESULTS (default $HOME/odt-runs); see docs/running.md
+EOF
+    exit "$code"
+}
+
+die() { echo "study.sh: $*" >&2; exit 1; }
+
+pid_file() { echo "$RESULTS/_logs/study-$1.pid"; }
+
+# 0 when the pid file names a live `python -m benchmarks.run` process (not a reused pid)
+alive() {
+    local pid
+    [[ -f "$1" ]] || return 1
+    pid="$(head -n 1 "$1")"
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+    kill -0 "$pid" 2>/dev/null || return 1
+    ps -p "$pid" -o args= 2>/dev/null | grep -q "benchmarks\.run"
+}
+
+study_experiments() {
+    local f
+    for f in "$RESULTS"/_logs/study-*.pid; do
+        [[ -e "$f" ]] || continue
+        f="${f##*/study-}"
+        echo "${f%.pid}"
+    done
+}
+
+cmd_setup() {
+    local commit="" force=0 arg sha current
+    for arg in "$@"; do
+        case "$arg" in
+            --force) force=1 ;;
+            -*) die "setup: unknown option $arg" ;;
+            *) [[ -z "$commit" ]] || usage; commit="$arg" ;;
+        esac
+    done
+    [[ -n "$commit" ]] || usage
+    sha="$(git -C "$SOURCE" rev-parse --verify --quiet "$commit^{commit}")" \
+        || die "setup: $commit is not a commit of $SOURCE"
+    if [[ -e "$STUDY_DIR" ]]; then
+        current="$(git -C "$STUDY_DIR" rev-parse --verify --quiet HEAD 2>/dev/null)" \
+            || die "setup: $STUDY_DIR exists and is not a clone; move it away or set STUDY_DIR"
+        if [[ "$current" != "$sha" ]]; then
+            [[ $force == 1 ]] || die "setup: $STUDY_DIR is at ${current:0:12}, not ${sha:0:12}: a study in flight runs
+  from its own commit (runs resumed under other code are not the same computation). Pass --force
+  to move it, between studies only, or set STUDY_DIR to another folder"
+            for arg in $(study_experiments); do
+                if alive "$(pid_file "$arg")"; then die "setup: a launch of $arg is running from $STUDY_DIR; stop it first"; fi
+            done
+            git -C "$STUDY_DIR" fetch --quiet "$SOURCE" "$sha" 2>/dev/null || git -C "$STUDY_DIR" fetch --quiet "$SOURCE"
+            git -C "$STUDY_DIR" checkout --quiet --detach "$sha"
+        elif [[ -x "$STUDY_DIR/.venv/bin/python" ]]; then
+            echo "$STUDY_DIR is set up at ${sha:0:12} (venv $STUDY_DIR/.venv)"
+            return 0
+        fi
+    else
+        git clone --quiet --no-checkout "$SOURCE" "$STUDY_DIR"
+        git -C "$STUDY_DIR" checkout --quiet --detach "$sha"
+    fi
+    (cd "$STUDY_DIR" && make install)
+    echo "$STUDY_DIR is set up at ${sha:0:12} (venv $STUDY_DIR/.venv)"
+}
+
+cmd_start() {
+    [[ $# -ge 1 && "$1" != -* ]] || usage
+    local experiment="$1" pidfile log pid other
+    shift
+    [[ "$experiment" =~ ^[A-Za-z0-9_.-]+$ ]] || die "start: $experiment is not an experiment name"
+    [[ -x "$STUDY_DIR/.venv/bin/python" ]] \
+        || die "start: no study clone at $STUDY_DIR (its .venv/bin/python); run scripts/study.sh setup COMMIT first"
+    mkdir -p "$RESULTS/_logs"
+    pidfile="$(pid_file "$experiment")"
+    if alive "$pidfile"; then
+        die "start: a launch of $experiment is already running (pid $(head -n 1 "$pidfile"), log $(sed -n 2p "$pidfile")); scripts/study.sh status shows its runs"
+    fi
+    for other in $(study_experiments); do
+        if [[ "$other" != "$experiment" ]] && alive "$(pid_file "$other")"; then
+            echo "warning: a launch of $other is running too; the two share this machine's cores" >&2
+        fi
+    done
+    log="$RESULTS/_logs/study-$experiment-$(date -u +%Y%m%dT%H%M%SZ).log"
+    # setsid + nohup: its own session, deaf to the shell's hangup; SIGTERM (stop) still reaches it
+    (cd "$STUDY_DIR" && ODT_RESULTS="$RESULTS" exec setsid nohup .venv/bin/python -m benchmarks.run "$experiment" \
+        --executor local --threads 1 --parallel 2 --yes --results "$RESULTS" "$@" >"$log" 2>&1 </dev/null) &
+    pid=$!
+    printf '%s\n%s\n%s\n' "$pid" "$log" "$(git -C "$STUDY_DIR" rev-parse HEAD 2>/dev/null || echo unknown)" >"$pidfile"
+    sleep "$START_CHECK_S"
+    if ! kill -0 "$pid" 2>/dev/null; then
+        rm -f "$pidfile"
+        tail -n 20 "$log" >&2 || true
+        die "start: the launch of $experiment ended at once (log $log)"
+    fi
+    echo "started $experiment: pid $pid, from $STUDY_DIR, results $RESULTS"
+    echo "log: $log"
+    echo "see: scripts/study.sh status    stop: scripts/study.sh stop $experiment"
+}
+
+cmd_status() {
+    local python="$SCRIPT_REPO/.venv/bin/python" where="$SCRIPT_REPO" experiment pidfile args=("$@")
+    if [[ -f "$STUDY_DIR/benchmarks/status.py" && -x "$STUDY_DIR/.venv/bin/python" ]]; then
+        python="$STUDY_DIR/.venv/bin/python" where="$STUDY_DIR"  # the study's own code reads its plan
+    fi
+    [[ -x "$python" ]] || python="python3"
+    for experiment in $(study_experiments); do
+        pidfile="$(pid_file "$experiment")"
+        if alive "$pidfile"; then
+            echo "launch $experiment: running, pid $(head -n 1 "$pidfile"), log $(sed -n 2p "$pidfile")"
+        else
+            echo "launch $experiment: not running (scripts/study.sh start $experiment resumes it)"
+        fi
+        args=("$experiment" "${args[@]+"${args[@]}"}")
+    done
+    cd "$where" && "$python" -m benchmarks.status --results "$RESULTS" "${args[@]+"${args[@]}"}"
+}
+
+cmd_stop() {
+    [[ $# -le 1 ]] || usage
+    local experiments experiment pidfile pid waited
+    experiments="${1:-$(study_experiments)}"
+    [[ -n "$experiments" ]] || { echo "no study launch recorded under $RESULTS/_logs"; return 0; }
+    for experiment in $experiments; do
+        pidfile="$(pid_file "$experiment")"
+        if ! alive "$pidfile"; then
+            echo "$experiment: not running"
+            rm -f "$pidfile"
+            continue
+        fi
+        pid="$(head -n 1 "$pidfile")"
+        kill -TERM "$pid"
+        echo "$experiment: SIGTERM sent to pid $pid; its runs checkpoint at their next safe point and stop"
+        waited=0
+        while kill -0 "$pid" 2>/dev/null && [[ $waited -lt $STOP_WAIT_S ]]; do
+            sleep 1
+            waited=$((waited + 1))
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "$experiment: still exiting after ${STOP_WAIT_S} s (pid $pid); scripts/study.sh status shows it" >&2
+            return 1
+        fi
+        rm -f "$pidfile"
+        echo "$experiment: stopped; scripts/study.sh start $experiment resumes it"
+    done
+}
+
+[[ $# -ge 1 ]] || usage
+command="$1"
+shift
+case "$command" in
+    setup) cmd_setup "$@" ;;
+    start) cmd_start "$@" ;;
+    status) cmd_status "$@" ;;
+    stop) cmd_stop "$@" ;;
+    -h|--help|help) usage 0 ;;
+    *) echo "study.sh: unknown command $command" >&2; usage ;;
+esac

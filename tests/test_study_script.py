@@ -1,0 +1,191 @@
+"""``scripts/study.sh``: argument handling, the pinned clone, one live launch per experiment, stop.
+
+No real run is started: the study clone is a folder whose ``.venv/bin/python`` is a stand-in
+that records how it was called and waits for SIGTERM, and ``setup`` clones a two-commit
+repository made here whose ``make install`` only makes such a stand-in."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "scripts" / "study.sh"
+
+pytestmark = pytest.mark.skipif(shutil.which("setsid") is None or shutil.which("git") is None,
+                                reason="needs setsid and git")
+
+STAND_IN = """#!/bin/bash
+{ echo "cwd=$PWD"; echo "results=$ODT_RESULTS"; printf 'arg=%s\\n' "$@"; } > "$STUDY_TEST_OUT"
+[[ "$2" == benchmarks.run ]] || exit 0
+trap 'kill $child 2>/dev/null; exit 143' TERM
+sleep 120 & child=$!
+wait $child
+"""
+
+
+def _stand_in(folder: Path) -> None:
+    python = folder / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True, exist_ok=True)
+    python.write_text(STAND_IN)
+    python.chmod(0o755)
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {**os.environ, "STUDY_DIR": str(tmp_path / "study"), "ODT_RESULTS": str(tmp_path / "runs"),
+            "STUDY_TEST_OUT": str(tmp_path / "called.txt"), "STUDY_START_CHECK_S": "0.3",
+            "STUDY_STOP_WAIT_S": "20", **extra}
+
+
+def _study(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def _pid(env: dict[str, str], experiment: str) -> int:
+    return int((Path(env["ODT_RESULTS"]) / "_logs" / f"study-{experiment}.pid").read_text().split()[0])
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
+def _gone(pid: int, within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("args", [[], ["bogus"], ["start"], ["start", "--yes"], ["setup"], ["stop", "a", "b"]])
+def test_bad_arguments_print_the_usage_and_exit_2(tmp_path, args):
+    out = _study(_env(tmp_path), *args)
+    assert out.returncode == 2 and "usage: scripts/study.sh setup COMMIT" in out.stderr
+
+
+def test_help_exits_0():
+    out = subprocess.run(["bash", str(SCRIPT), "--help"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and "scripts/study.sh start EXPERIMENT" in out.stdout
+
+
+def test_start_needs_the_pinned_clone(tmp_path):
+    out = _study(_env(tmp_path), "start", "online_200k")
+    assert out.returncode == 1 and "setup COMMIT first" in out.stderr
+    assert not (tmp_path / "runs" / "_logs" / "study-online_200k.pid").exists()
+
+
+def test_start_launches_detached_refuses_a_second_and_stop_ends_it(tmp_path):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path)
+    out = _study(env, "start", "online_200k", "--preset", "cpu-200k")
+    assert out.returncode == 0, out.stderr
+    pid = _pid(env, "online_200k")
+    try:
+        assert f"pid {pid}" in out.stdout and "log: " in out.stdout
+        log = Path(out.stdout.split("log: ")[1].split()[0])
+        assert log.parent == tmp_path / "runs" / "_logs" and log.exists()
+        called = (tmp_path / "called.txt").read_text().splitlines()
+        assert called[0] == f"cwd={tmp_path / 'study'}" and called[1] == f"results={tmp_path / 'runs'}"
+        assert [line[4:] for line in called[2:]] == [
+            "-m", "benchmarks.run", "online_200k", "--executor", "local", "--threads", "1", "--parallel", "2",
+            "--yes", "--results", str(tmp_path / "runs"), "--preset", "cpu-200k"]
+        assert os.getsid(pid) == pid  # its own session: the shell's hangup does not reach it
+
+        again = _study(env, "start", "online_200k")
+        assert again.returncode == 1 and "already running" in again.stderr and str(pid) in again.stderr
+        assert _pid(env, "online_200k") == pid
+
+        stop = _study(env, "stop")
+        assert stop.returncode == 0 and "SIGTERM sent" in stop.stdout and _gone(pid)
+        assert not (tmp_path / "runs" / "_logs" / "study-online_200k.pid").exists()
+        assert "not running" in _study(env, "stop", "online_200k").stdout
+    finally:
+        _kill(pid)
+
+
+def test_a_stale_pid_file_does_not_block_a_start(tmp_path):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path)
+    logs = tmp_path / "runs" / "_logs"
+    logs.mkdir(parents=True)
+    # a live process that is not a launch (this test's own), as after a reboot reused the pid
+    (logs / "study-online_200k.pid").write_text(f"{os.getpid()}\n")
+    out = _study(env, "start", "online_200k")
+    pid = _pid(env, "online_200k")
+    try:
+        assert out.returncode == 0, out.stderr
+        assert pid != os.getpid()
+    finally:
+        _kill(pid)
+        _gone(pid)
+
+
+def test_status_runs_the_status_module_on_the_results_root_with_the_studys_experiments(tmp_path):
+    study = tmp_path / "study"
+    _stand_in(study)
+    (study / "benchmarks").mkdir()
+    (study / "benchmarks" / "status.py").write_text("")  # the study's own code has the module
+    logs = tmp_path / "runs" / "_logs"
+    logs.mkdir(parents=True)
+    (logs / "study-online_200k.pid").write_text("999999999\n")  # recorded, not running
+    out = _study(_env(tmp_path), "status", "--summary")
+    assert out.returncode == 0, out.stderr
+    assert "launch online_200k: not running" in out.stdout
+    called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
+    assert called == ["-m", "benchmarks.status", "--results", str(tmp_path / "runs"), "online_200k", "--summary"]
+
+
+def test_status_without_a_study_clone_reads_the_root_with_this_checkout(tmp_path):
+    if not (REPO / ".venv" / "bin" / "python").exists():
+        pytest.skip("no .venv in this checkout")
+    out = _study(_env(tmp_path), "status")
+    assert out.returncode == 0, out.stderr
+    assert "no runs" in out.stdout
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True,
+                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}).stdout.strip()
+
+
+def test_setup_pins_the_clone_and_refuses_to_move_it_unless_forced(tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    _git(source, "init", "-q")
+    (source / "Makefile").write_text("install:\n\tmkdir -p .venv/bin && touch .venv/bin/python && "
+                                     "chmod +x .venv/bin/python && echo installed >> installs.txt\n")
+    _git(source, "add", "Makefile")
+    _git(source, "commit", "-qm", "one")
+    first = _git(source, "rev-parse", "HEAD")
+    (source / "README").write_text("two\n")
+    _git(source, "add", "README")
+    _git(source, "commit", "-qm", "two")
+    second = _git(source, "rev-parse", "HEAD")
+    env = _env(tmp_path, STUDY_SOURCE=str(source))
+    study = tmp_path / "study"
+
+    out = _study(env, "setup", first[:10])
+    assert out.returncode == 0, out.stderr
+    assert _git(study, "rev-parse", "HEAD") == first and (study / ".venv" / "bin" / "python").exists()
+    assert "set up at" in _study(env, "setup", first).stdout
+    assert (study / "installs.txt").read_text().count("installed") == 1  # already set up: not installed again
+
+    moved = _study(env, "setup", second)
+    assert moved.returncode == 1 and "--force" in moved.stderr and _git(study, "rev-parse", "HEAD") == first
+    assert _study(env, "setup", "nonsense").returncode == 1
+    forced = _study(env, "setup", second, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert _git(study, "rev-parse", "HEAD") == second
