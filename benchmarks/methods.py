@@ -18,6 +18,8 @@ Every method is built the same way and presents the interface in baselines/inter
   end-of-pretraining row gives "IQL (offline)", its last row "IQL (0.2m)".
 * ``sac``: Soft Actor-Critic online from scratch (baselines/sac.py); the dataset only names
   the environment.
+* ``bc``: behaviour cloning, an MLP regressed from state to action with CORL's settings,
+  offline only (baselines/bc.py); Table 1's sanity column, what each dataset supports without RL.
 * ``official-odt``: the unmodified official online-dt code (facebookresearch/online-dt) run on
   the same dataset, environment and ``odt`` config (benchmarks/official/); needs the official
   source, named by ``ODT_OFFICIAL_SRC`` (docs/official-odt.md), and refuses to start without it.
@@ -42,6 +44,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from baselines.bc import BCAgent, bc_config
 from baselines.dt import dt_agent, dt_config
 from baselines.interface import Agent
 from baselines.iql import IQLAgent, iql_config
@@ -92,6 +95,10 @@ def _sac_config(dataset: str, preset: str, seed: int, overrides: dict[str, Any])
     return sac_config(dataset, preset, seed, overrides)
 
 
+def _bc_agent(cfg, data, make_env, score_fn, progress) -> Agent:
+    return BCAgent(cfg, data, make_env, score_fn=score_fn, progress=progress)
+
+
 def _official_agent(cfg, data, make_env, score_fn, progress) -> Agent:
     return OfficialODTAgent(cfg, data, make_env, score_fn=score_fn, progress=progress)
 
@@ -114,6 +121,7 @@ METHODS: dict[str, tuple[Callable, Callable]] = {
     "dt": (dt_config, dt_agent),
     "iql": (iql_config, _iql_agent),
     "sac": (_sac_config, _sac_agent),
+    "bc": (bc_config, _bc_agent),
     "official-odt": (official_config, _official_agent),
     "corl-iql": (corl_config, _corl_iql_agent),
 }

@@ -65,6 +65,8 @@ TABLE1_COLUMNS = [
     # not in the paper: the no-new-data control, and ODT's gain over it (what online data adds)
     Column("odt_control", "ODT control (0.2m)", "ODT control (0.2m)", "odt-control"),
     Column("odt_vs_control", "ODT − control", r"ODT $-$ control", delta_of=("odt_online", "odt_control")),
+    # not in the paper: behaviour cloning, what each dataset supports without RL
+    Column("bc", "BC", "BC", "bc"),
 ]
 ONLINE_KEYS = ("odt_online", "iql_online", "sac")
 DELTA_KEYS = ("delta_odt", "delta_iql")
@@ -213,7 +215,7 @@ def online_budget_label(preset: str) -> str:
 
 # each method's name in the tables that list methods (not the score columns), in Table 1's order
 METHOD_LABELS = {"dt": "DT", "odt-offline": "ODT (offline)", "odt": "ODT", "iql": "IQL", "sac": "SAC",
-                 "odt-control": "ODT control"}
+                 "odt-control": "ODT control", "bc": "BC"}
 ONLINE_METHODS = ("odt", "odt-control", "iql", "sac")
 
 
@@ -344,9 +346,9 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
         f"{_compute_total(runs)}\n",
         "## Aggregates over tasks (rliable)\n",
         "IQM and optimality gap of the normalized score / 100, 95% stratified bootstrap CIs over "
-        "runs, every method over the same Gym datasets, those where each method but SAC has "
+        "runs, every method over the same Gym datasets, those where each method but SAC and BC has "
         f"at least {rl_summary['min_runs']} complete runs ({_task_list(rl_summary)}; SAC over "
-        "those of them it was run on, the `-medium` ones), each cut to the same number of runs per "
+        "those of them it was run on, the `-medium` ones, BC over those where it has as many), each cut to the same number of runs per "
         "dataset; a cell with fewer runs is in the table above, not here. P(X > Y): probability "
         "of improvement over the same datasets.\n",
         _render(*rl, False, "")])
@@ -389,14 +391,14 @@ def aggregate_min_runs(preset: str) -> int:
 
 def table1_rliable(runs: pd.DataFrame, reps: int = 2000, min_runs: int = 1) -> dict:
     """rliable's IQM and optimality gap over the Gym rows, every method over the same tasks: the
-    locomotion datasets where each method except SAC has at least ``min_runs`` complete runs
-    (SAC, which runs on the ``-medium`` rows only as in the paper, over those of them where it
-    has), and P(ODT > IQL) online over the same tasks. ``summary["tasks"]`` names them."""
+    locomotion datasets where each method except SAC and BC has at least ``min_runs`` complete runs
+    (SAC, which runs on the ``-medium`` rows only as in the paper, and BC, over those of them where
+    they have), and P(ODT > IQL) online over the same tasks. ``summary["tasks"]`` names them."""
     done = runs[runs.dataset.isin(LOCOMOTION) & (runs.status == "complete")]
     methods = [c for c in TABLE1_COLUMNS if c.method is not None]
     counts = done.groupby(["method", "dataset"]).size()
     tasks_of = {c.key: {d for (m, d), n in counts.items() if m == c.method and n >= min_runs} for c in methods}
-    scoped = [t for k, t in tasks_of.items() if t and k != "sac"]
+    scoped = [t for k, t in tasks_of.items() if t and k not in ("sac", "bc")]  # BC, a sanity column, scopes nothing
     common = sorted(set.intersection(*scoped)) if scoped else []
     matrices = {}
     for c in methods:
