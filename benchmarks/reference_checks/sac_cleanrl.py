@@ -322,11 +322,13 @@ def check_losses(ref: Reference) -> list[Finding]:
         step_gap = adam_scale_gap(agent.critic, obs, act, y_r.detach(), agent.cfg.critic_lr)
         out.append(Finding("critic loss", False,
                            f"ours / CleanRL = {ratio:.6f} (gradients: {float((g_o / g_r)[g_r.abs() > 1e-6].mean()):.6f}); "
-                           f"5 Adam steps on either loss from the same critic: parameter changes differ by at most "
-                           f"{step_gap:.1e} of the largest change",
+                           f"5 Adam steps on either loss from the same critic: the two parameter changes are "
+                           f"{step_gap[0]:.1e} of their length apart; {step_gap[1]} of {step_gap[2]} weights differ "
+                           "by more than 1% of the largest change",
                            "ours is the SAC paper's J_Q = E[(Q - y)^2 / 2] per critic; CleanRL sums the two "
-                           "MSEs without the 1/2. Adam divides out a constant factor (only its eps = 1e-8 "
-                           "sees it), so the updates agree; kept"))
+                           "MSEs without the 1/2. Adam divides out a constant factor except where a gradient is "
+                           "of the order of its eps (1e-8: weights into nearly dead units), so the updates agree "
+                           "but for those; kept"))
 
         # actor loss on the same sample
         pi_r, logpi_r, _ = _cleanrl_sample(actor, obs, 12)
@@ -369,9 +371,10 @@ def check_losses(ref: Reference) -> list[Finding]:
     return out
 
 
-def adam_scale_gap(critic: torch.nn.Module, obs, act, target, lr: float, steps: int = 5) -> float:
-    """Largest difference between the parameter changes of ``steps`` Adam steps on our critic loss
-    and on twice it (CleanRL's), relative to the largest change."""
+def adam_scale_gap(critic: torch.nn.Module, obs, act, target, lr: float, steps: int = 5) -> tuple[float, int, int]:
+    """The parameter changes of ``steps`` Adam steps on our critic loss and on twice it (CleanRL's):
+    (distance between them / length of ours, both as vectors of every weight; how many weights
+    differ by more than 1% of the largest change; how many weights there are)."""
     deltas = []
     for factor in (0.5, 1.0):
         net = copy.deepcopy(critic)
@@ -383,7 +386,9 @@ def adam_scale_gap(critic: torch.nn.Module, obs, act, target, lr: float, steps: 
             loss.backward()
             opt.step()
         deltas.append(torch.cat([(p.detach() - b).flatten() for p, b in zip(net.parameters(), before, strict=True)]))
-    return float((deltas[0] - deltas[1]).abs().max() / deltas[0].abs().max())
+    gap = deltas[0] - deltas[1]
+    return (float(gap.norm() / deltas[0].norm()), int((gap.abs() > 0.01 * deltas[0].abs().max()).sum()),
+            gap.numel())
 
 
 def check_initialisation(ref: Reference) -> list[Finding]:
