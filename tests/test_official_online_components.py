@@ -124,6 +124,23 @@ def test_rollouts_run_in_the_registrys_environment():
     assert ep["observations"].shape == (4, 17) and ep["actions"].shape == (4, 6)
 
 
+def test_replayed_episode_ignores_actions_and_ends_at_the_time_limit():
+    """The replay env returns the recorded observations and rewards whatever the action, and the
+    time limit truncates it after the recorded 1000 steps."""
+    env = O.replay_env("walker2d-medium", seed=3)()
+    obs, _ = env.reset(seed=11)
+    first = obs.copy()
+    steps, total = 0, 0.0
+    truncated = terminated = False
+    while not (terminated or truncated):
+        obs, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+        steps, total = steps + 1, total + reward
+    assert steps == 1000 and truncated and not terminated
+    observations, rewards, _ = O.recorded_episode("walker2d-medium", seed=3)
+    assert np.array_equal(first, observations[0]) and np.array_equal(obs, observations[-1])
+    assert total == pytest.approx(rewards.sum())
+
+
 def test_switch_note_says_when_there_is_no_switch():
     from odt.config import make_config
 
@@ -152,6 +169,7 @@ KNOWN = {  # the differences the check must report, and only these
     ("2 sampling", "share of padded positions in a buffer of 25 rollouts of L steps"),
     ("2 sampling", "online batch: actions"),
     ("3 exploration", "exploration: stored actions"),
+    ("6 whole episodes", "exploration, 1000 replayed steps: stored actions"),
 }
 
 
@@ -169,7 +187,9 @@ def test_only_the_known_differences_are_unjudged(report):
 @needs_official
 def test_every_area_is_checked(report):
     assert {r.area for r in report.rows} == {"1 buffer", "2 sampling", "3 exploration", "4 evaluation",
-                                             "5 optimisation"}
+                                             "5 optimisation", "6 whole episodes"}
+    whole = next(r for r in report.rows if r.check == "evaluation, 1000 replayed steps: steps until done")
+    assert whole.note.startswith("1000 steps (ours), 1000 (official)")
     steps = next(r for r in report.rows if r.check == "exploration: steps until done")
     assert "steps" in steps.note
 

@@ -21,7 +21,10 @@ its shapes and rollouts in its environment (the registry's: Walker2d-v5 with D4R
 5. the optimisation across the phase switch: pretraining updates then online updates of each
    code's own trainer on the same batches and noise, with the driver's learning-rate switch
    (``OfficialODTAgent._wrap``) on the official side and ours inside ``ODTTrainer.pretrain``:
-   learning rate per update, LAMB and temperature-optimizer state, parameters after.
+   learning rate per update, LAMB and temperature-optimizer state, parameters after;
+6. 3 and 4 over a whole episode: both codes fed one recorded 1000-step episode of the dataset's
+   environment (:class:`ReplayEnv`), so the rolling context, timesteps, returns-to-go and the
+   time limit compare step by step where the real environment would amplify float32 rounding.
 
 Noise. Our rollout draws one (1, act_dim) standard normal per step from a generator seeded as
 ``explore`` seeds it; the official rollout draws from the global torch stream a sample for all K
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import sys
 import warnings
@@ -211,14 +215,14 @@ def as_official_rollout(episode: dict, action_range: Sequence[float]) -> dict:
             "rewards": episode["rewards"].astype(np.float32), "terminals": terminals}
 
 
-def dataset_env(dataset: str) -> Callable[[], gymnasium.Env]:
+def dataset_env(dataset: str, **kwargs: Any) -> Callable[[], gymnasium.Env]:
     """The dataset's environment factory, the registry's (the one both codes' runs step), capped
-    at the official 1000 steps."""
+    at the official 1000 steps; ``kwargs`` go to the environment (``FULL_LENGTH``)."""
     spec = get_spec(dataset)
     if spec.max_episode_steps != OFFICIAL_MAX_EP_LEN:
         raise ConfigError(f"{dataset}: episodes of {spec.max_episode_steps} steps, the official code caps them at "
                           f"{OFFICIAL_MAX_EP_LEN}")
-    return spec.make_env
+    return functools.partial(spec.make_env, **kwargs)
 
 
 def official_vec_env(seed: int, make_env: Callable[[], gymnasium.Env]) -> InProcessVecEnv:
@@ -473,12 +477,66 @@ def rollout_rows(out: Checks, label: str, trace_o: Trace, trace_u: Trace, sample
                 np.stack(trace_u.action[:n]))
 
 
-def exploration_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, out: Checks) -> None:
-    """One exploration round of each code from the same weights, env seed and noise."""
+class ReplayEnv(gymnasium.Env):
+    """Plays one recorded episode back whatever the actions: the same observations and rewards
+    reach both codes at every step, so their rollouts over a whole episode compare step by step.
+    (In the real environment the two codes' float32 roundings, ~1e-7 at the first step, grow
+    chaotically: a sampled walker rollout separates within ~150 steps.)"""
+
+    def __init__(self, observations: np.ndarray, rewards: np.ndarray, action_space: gymnasium.Space):
+        self.observations, self.rewards = observations, rewards
+        self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, observations.shape[1:], np.float64)
+        self.action_space = action_space
+        self.t = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.t = 0
+        return self.observations[0].copy(), {}
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self.t += 1
+        return self.observations[self.t].copy(), float(self.rewards[self.t - 1]), False, False, {}
+
+
+def recorded_episode(dataset: str, seed: int, steps: int = OFFICIAL_MAX_EP_LEN) -> tuple[np.ndarray, np.ndarray, Any]:
+    """``steps`` steps of the dataset's environment under uniform random actions, never ending
+    early (``terminate_when_unhealthy`` off): observations (steps + 1), rewards, action space."""
+    env = dataset_env(dataset, terminate_when_unhealthy=False)()
+    try:
+        env.action_space.seed(seed)
+        obs, _ = env.reset(seed=seed)
+        observations, rewards = [obs], []
+        for _ in range(steps):
+            obs, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+            observations.append(obs)
+            rewards.append(reward)
+            if terminated:
+                raise RuntimeError(f"{dataset}: the recorded episode terminated; it must run {steps} steps")
+        return np.asarray(observations), np.asarray(rewards), env.action_space
+    finally:
+        env.close()
+
+
+def replay_env(dataset: str, seed: int) -> Callable[[], gymnasium.Env]:
+    """A factory of :class:`ReplayEnv` over one recorded episode, behind the 1000-step time limit."""
+    observations, rewards, space = recorded_episode(dataset, seed)
+    return lambda: gymnasium.wrappers.TimeLimit(ReplayEnv(observations, rewards, space), OFFICIAL_MAX_EP_LEN)
+
+
+FULL_LABEL = ", 1000 replayed steps"
+
+
+def exploration_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, out: Checks,
+                       make_env: Callable[[], gymnasium.Env] | None = None) -> None:
+    """One exploration round of each code from the same weights, env seed and noise, in the
+    dataset's environment or ``make_env`` (a :func:`replay_env`: a whole episode, to its time limit)."""
     exp, trainer = pair.experiment, pair.trainer
     s = explore_seed(cfg)
     trace_o, trace_u = Trace.empty(), Trace.empty()
-    envs = official_vec_env(s, dataset_env(session.dataset))
+    label = "exploration" + (FULL_LABEL if make_env else "")
+    make_env = make_env or dataset_env(session.dataset)
+    envs = official_vec_env(s, make_env)
     before = len(exp.replay_buffer.trajectories)
     try:
         with inject_official_noise(exp.model, our_noise(s, OFFICIAL_MAX_EP_LEN, exp.act_dim), trace_o):
@@ -487,32 +545,37 @@ def exploration_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, out: Ch
         envs.close()
     stored_o = exp.replay_buffer.trajectories[-1] if len(exp.replay_buffer.trajectories) > before else \
         exp.replay_buffer.trajectories[exp.replay_buffer.start_idx - 1]
-    trainer._envs = VectorEnvPool(dataset_env(session.dataset))
+    trainer._envs = VectorEnvPool(make_env)
     try:
         with record_ours(trainer.model, trace_u, sample=True):
             got_u = trainer.explore()
     finally:
         trainer.close()
     episode = trainer.buffer.data.episode(len(trainer.buffer) - 1)
-    rollout_rows(out, "exploration", trace_o, trace_u, sampled=True)
-    out.same("exploration: conditioning target g_online (raw)", exp.variant["online_rtg"], trainer.exploration_rtg())
-    out.same("exploration: context of the rollout (eval_context_length)", exp.model.eval_context_length,
+    rollout_rows(out, label, trace_o, trace_u, sampled=True)
+    out.same(f"{label}: conditioning target g_online (raw)", exp.variant["online_rtg"], trainer.exploration_rtg())
+    out.same(f"{label}: context of the rollout (eval_context_length)", exp.model.eval_context_length,
              cfg.model.eval_context_len, note="both read the last eval_context_len steps; official pads to K")
     n = min(len(stored_o["rewards"]), len(episode["rewards"]))
-    out.rel("exploration: stored observations", stored_o["observations"][:n], episode["observations"][:n])
-    out.rel("exploration: stored rewards", stored_o["rewards"].reshape(-1)[:n], episode["rewards"][:n])
-    out.rel("exploration: stored actions", stored_o["actions"][:n], episode["actions"][:n], tol=None,
+    out.same(f"{label}: stored length", len(stored_o["rewards"]), len(episode["rewards"]))
+    out.rel(f"{label}: stored observations", stored_o["observations"][:n], episode["observations"][:n])
+    out.rel(f"{label}: stored rewards", stored_o["rewards"].reshape(-1)[:n], episode["rewards"][:n])
+    out.rel(f"{label}: stored actions", stored_o["actions"][:n], episode["actions"][:n], tol=None,
             note="official stores (and executes) the action clamped to +-(1 - 1e-6); ours as sampled")
-    out.rel("exploration: episode return", got_o["aug_traj/return"], got_u.returns[0])
-    out.same("exploration: samples counted", int(exp.total_transitions_sampled), trainer.counters.online_samples)
+    out.rel(f"{label}: episode return", got_o["aug_traj/return"], got_u.returns[0])
+    out.same(f"{label}: samples counted", int(exp.total_transitions_sampled), trainer.counters.online_samples)
 
 
-def evaluation_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, out: Checks, seed: int) -> None:
-    """One mean-action episode at g_eval, the official loop called as the driver calls it."""
+def evaluation_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, out: Checks, seed: int,
+                      make_env: Callable[[], gymnasium.Env] | None = None) -> None:
+    """One mean-action episode at g_eval, the official loop called as the driver calls it, in the
+    dataset's environment or ``make_env`` (see ``exploration_checks``)."""
     exp, trainer = pair.experiment, pair.trainer
     evaluation = importlib.import_module("evaluation")
     trace_o, trace_u = Trace.empty(), Trace.empty()
-    envs = official_vec_env(seed, dataset_env(session.dataset))
+    label = "evaluation" + (FULL_LABEL if make_env else "")
+    make_env = make_env or dataset_env(session.dataset)
+    envs = official_vec_env(seed, make_env)
     try:
         with inject_official_noise(exp.model, None, trace_o):
             returns, lengths, _ = evaluation.vec_evaluate_episode_rtg(
@@ -521,15 +584,15 @@ def evaluation_checks(session: C.Session, pair: C.Pair, cfg: ODTConfig, out: Che
                 state_std=exp.state_std, device="cpu", mode="normal", use_mean=True)
     finally:
         envs.close()
-    vec = gymnasium.vector.SyncVectorEnv([dataset_env(session.dataset)])
+    vec = gymnasium.vector.SyncVectorEnv([make_env])
     try:
         with record_ours(trainer.model, trace_u, sample=False):
             got = run_episodes(trainer.model, vec, trainer.conditioning(cfg.g_eval), seeds=[seed], sample=False)
     finally:
         vec.close()
-    rollout_rows(out, "evaluation", trace_o, trace_u, sampled=False)
-    out.rel("evaluation: episode return (mean action)", returns[0], got.returns[0])
-    out.same("evaluation: episode length", int(lengths[0]), int(got.lengths[0]))
+    rollout_rows(out, label, trace_o, trace_u, sampled=False)
+    out.rel(f"{label}: episode return (mean action)", returns[0], got.returns[0])
+    out.same(f"{label}: episode length", int(lengths[0]), int(got.lengths[0]))
 
 
 # ----- 5. the optimisation across the phase switch --------------------------------------------------
@@ -655,6 +718,13 @@ def compare(source: Path, seed: int = 0, dataset: str = C.DATASET) -> Report:
         opt = Checks("5 optimisation")
         optimisation_checks(session, cfg, opt, seed)
         rows += expl.out + ev.out + opt.out
+        # whole episodes: the same fresh weights fed one recorded 1000-step episode
+        pair = C.build_pair(session, cfg, torch.float32)
+        pair.trainer.buffer = TrajectoryBuffer.from_offline(session.trajectories, cfg.online.buffer_size, "top")
+        full, replay = Checks("6 whole episodes"), replay_env(dataset, seed)
+        exploration_checks(session, pair, cfg, full, replay)
+        evaluation_checks(session, pair, cfg, full, seed, replay)
+        rows += full.out
     m = cfg.model
     online_lr = f"unset (optim.lr {cfg.optim.lr:g})" if cfg.online.lr is None else f"{cfg.online.lr:g}"
     config = (f"{dataset} cpu preset: embed {m.embed_dim}, {m.n_layers} layers, K {m.context_len}, eval context "
