@@ -227,7 +227,7 @@ ROWS: dict[str, tuple[str, str, str]] = {
     "online_samples": ("online budget (samples)", "online.online_samples", "driver stop at the budget"),
     "eval_every_rounds": ("evaluation every (online rounds)", "online.eval_every_rounds", "eval_interval"),
     "init_lambda": ("initial lambda", "optim.init_lambda", "init_temperature"),
-    "target_entropy": ("target entropy", "optim.target_entropy (None: -|A|)", "main.py -act_dim"),
+    "target_entropy": ("target entropy", "optim.target_entropy (None: -dim A)", "main.py -act_dim"),
     "lambda_lr": ("lambda learning rate (Adam on log lambda)", "optim.lambda_lr", "main.py 1e-4"),
     "batch_size": ("batch size", "optim.batch_size", "batch_size"),
     "grad_clip": ("gradient clip", "optim.grad_clip", "trainer.py 0.25"),
