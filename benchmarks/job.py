@@ -353,10 +353,10 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         def checkpoint() -> None:
             state = {"agent": agent.state_dict(), "curve": list(curve), "sweeps": sorted(done_sweeps),
                      "pretraining_from": pretraining_from, "pretraining_key": pretraining_key}
-            if (pretraining_key is not None and pretraining_from is None and at_switch(agent, done_sweeps)
-                    and not shared.is_saved(root, pretraining_key)):
+            if pretraining_key is not None and pretraining_from is None and at_switch(agent, done_sweeps):
                 # before this run's own checkpoint, and so before a stop requested during the last
                 # pretraining evaluation can end the attempt: same-key runs waiting for it load this.
+                # save() keeps a state of the key that verifies, and replaces one that does not.
                 # A kill between the two saves leaves the shared state and no own checkpoint at the
                 # switch; the state names this run's directory, so its resume takes it as its own
                 # (pretraining_from None above): the record matches an uninterrupted run's either way.

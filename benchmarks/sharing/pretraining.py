@@ -13,7 +13,10 @@ the same key starts from that state instead of recomputing it, exactly as it wou
 its own checkpoint. While a run computes a key's pretraining it holds that key's lock
 (``pretraining_lock``), and a run with the same key waits for it rather than computing the same
 thing alongside. The lock file is removed as its holder lets go (``remove_unheld_locks`` clears
-those of holders that were killed). A run resumed from its own checkpoint leaves its pretraining
+those of holders that were killed). A state and its checksum appear together
+(``save`` renames one directory holding both into place); a state that fails its checksum is
+never used, and the next run that computes the key's pretraining replaces it. A run resumed
+from its own checkpoint leaves its pretraining
 only if that checkpoint was computed under its current key (``benchmarks.job``, the checkpoint's
 ``pretraining_key``): after a change of code, threads or host the rest of its pretraining is not
 the key's computation.
@@ -36,10 +39,13 @@ so its record is the same as an uninterrupted run's.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
+import secrets
+import shutil
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -153,8 +159,8 @@ def _store(root: Path | str, shared_key: str) -> CheckpointManager:
 
 
 def load(root: Path | str, shared_key: str) -> SharedState | None:
-    """The shared end-of-pretraining state for this key, if one verifies (a corrupt file is
-    ignored: the run then computes its own pretraining)."""
+    """The shared end-of-pretraining state for this key, if one verifies (a state without its
+    checksum, or whose bytes do not match it, is never used: the run then computes its own)."""
     loaded = _store(root, shared_key).load_latest()
     if loaded.state is None:
         return None
@@ -162,18 +168,80 @@ def load(root: Path | str, shared_key: str) -> SharedState | None:
 
 
 def is_saved(root: Path | str, shared_key: str) -> bool:
-    """True if an end-of-pretraining state for this key is on disk (``load`` may still reject it)."""
-    return bool(_store(root, shared_key).paths())
+    """True if a state for this key is on disk with its checksum (``load`` still verifies it)."""
+    return any(p.with_suffix(".sha256").exists() for p in _store(root, shared_key).paths())
+
+
+def _verifies(directory: Path) -> bool:
+    """True if ``directory`` holds a state whose bytes match its checksum."""
+    for path in CheckpointManager(directory).paths():
+        try:
+            expected = path.with_suffix(".sha256").read_text().strip()
+            if hashlib.sha256(path.read_bytes()).hexdigest() == expected:
+                return True
+        except FileNotFoundError:
+            continue
+    return False
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _discard(directory: Path) -> None:
+    """Take ``directory`` away at once (renamed aside), then delete it."""
+    aside = directory.with_name(f".{directory.name}.discarded-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        os.rename(directory, aside)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _publish(staging: Path, final: Path) -> bool:
+    """Rename the complete ``staging`` directory to ``final``: readers see the state and its
+    checksum together or not at all. A ``final`` already there stays if it verifies (first one
+    wins) and is replaced if it does not (a save killed by older code, a damaged file)."""
+    for _ in range(5):
+        try:
+            os.rename(staging, final)  # replaces an empty directory, never a full one
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+            if _verifies(final):
+                return False
+            _discard(final)
+            continue
+        _fsync_dir(final.parent)
+        return True
+    return False
 
 
 def save(root: Path | str, shared_key: str, state: dict, source_run: str, step: int,
-         source_dir: str | None = None) -> None:
-    """Leave this run's end-of-pretraining state for the runs that share its key (first one wins).
-    ``source_dir``: the run's directory relative to ``root``, by which that run knows the state
-    as its own if it finds it again (killed between this save and its own checkpoint)."""
-    store = _store(root, shared_key)
-    if not store.paths():
-        store.save({"state": state, "source_run": source_run, "source_dir": source_dir}, step=step)
+         source_dir: str | None = None) -> bool:
+    """Leave this run's end-of-pretraining state for the runs that share its key, unless a state
+    that verifies is there already (first one wins); returns whether it was left. The state and
+    its checksum are written into a directory of their own, renamed into place once both are on
+    disk, so a kill at any point leaves either no state or a complete one, never one that
+    disables the key. ``source_dir``: the run's directory relative to ``root``, by which that
+    run knows the state as its own if it finds it again (killed between this save and its own
+    checkpoint)."""
+    final = Path(root) / DIRNAME / shared_key
+    if _verifies(final):
+        return False
+    staging = final.with_name(f".{shared_key}.saving-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        CheckpointManager(staging, keep=1).save(
+            {"state": state, "source_run": source_run, "source_dir": source_dir}, step=step)
+        return _publish(staging, final)
+    except FileNotFoundError:  # its staging directory was cleared under it: nothing left, nothing broken
+        return False
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def lock_path(root: Path | str, shared_key: str) -> Path:
@@ -260,3 +328,4 @@ def remove_unheld_locks(root: Path | str) -> int:
         except OSError:
             continue
     return removed
+
