@@ -419,7 +419,7 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
         for old in ckpts.paths()[:-1]:  # complete: only the final state is worth keeping
             old.with_suffix(".sha256").unlink(missing_ok=True)
             old.unlink(missing_ok=True)
-        shared.remove_unheld_locks(root)  # lock files left by holders killed before they could remove their own
+        shared.remove_stale(root)  # lock files and saves left by runs killed before they could remove them
         return _summary(record)
     except StopRequested:
         raise  # asked to stop (preemption, time limit): the run is partial, not failed

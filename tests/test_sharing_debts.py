@@ -1,12 +1,15 @@
 """Coordination of shared pretraining under kills (benchmarks/sharing/pretraining.py and the job
 lines that call it): a save killed between the state and its checksum leaves the key shareable,
-and a state that fails its checksum is never used and is replaced. Everything under tmp_path."""
+a state that fails its checksum is never used and is replaced, what killed holders and saves
+leave under ``_pretrained/`` is removed once no live run holds the key. Everything under tmp_path."""
 
 from __future__ import annotations
 
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -64,6 +67,24 @@ def _killed_save(root: Path) -> None:
     assert any((root / shared.DIRNAME).iterdir())  # its state file was written, its checksum not
 
 
+# a process that holds the lock file argv[1] until killed (no torch to import)
+_HOLD = """
+import fcntl, sys, time
+with open(sys.argv[1], "a+") as f:
+    fcntl.flock(f, fcntl.LOCK_EX)
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def _holder(root: Path, key: str) -> subprocess.Popen:
+    path = shared.lock_path(root, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen([sys.executable, "-S", "-c", _HOLD, str(path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
 # ----- 1. the state and its checksum ------------------------------------------------------------
 def test_a_save_killed_between_the_state_and_its_checksum_leaves_the_key_shareable(tmp_path):
     _killed_save(tmp_path)
@@ -104,4 +125,59 @@ def test_a_run_leaves_its_state_where_its_key_held_a_broken_one(tmp_path):
     found = shared.load(tmp_path, k)
     assert found is not None and found.source_run == odt.run_id
     assert [p.name for p in (tmp_path / shared.DIRNAME).iterdir()] == [k]  # no lock file, nothing else
+
+
+# ----- 2. what killed holders and saves leave ---------------------------------------------------
+def test_what_a_killed_save_left_is_removed_once_no_live_run_holds_its_key(tmp_path):
+    _killed_save(tmp_path)
+    store = tmp_path / shared.DIRNAME
+    left = sorted(p.name for p in store.iterdir())
+    holder = _holder(tmp_path, "k")  # a live run computing k again: a save of its own may be under way
+    try:
+        shared.remove_stale(tmp_path)
+        assert sorted(p.name for p in store.iterdir() if p.suffix != ".lock") == left
+    finally:
+        holder.kill()
+        holder.wait(5)
+    shared.remove_stale(tmp_path)  # its holder is dead now: its lock file goes too
+    assert list(store.iterdir()) == []
+    shared.save(tmp_path, "k", _state("next"), source_run="next", step=7)
+    assert shared.load(tmp_path, "k").source_run == "next"
+
+
+def test_one_holder_at_a_time_while_lock_files_are_cleared(tmp_path):
+    """Holders come and go on one key while another thread clears lock files nobody holds: never
+    two holders at once, and no lock file is left behind."""
+    inside, most, guard, stop = [0], [0], threading.Lock(), threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        for _ in range(25):
+            with shared.pretraining_lock(tmp_path, "k", say=lambda _: None) as held:
+                assert held
+                with guard:
+                    inside[0] += 1
+                    most[0] = max(most[0], inside[0])
+                time.sleep(0.001)
+                with guard:
+                    inside[0] -= 1
+
+    def clear() -> None:
+        try:
+            while not stop.is_set():
+                shared.remove_stale(tmp_path)
+        except BaseException as exc:
+            errors.append(exc)
+
+    runs = [threading.Thread(target=run) for _ in range(4)]
+    clearing = threading.Thread(target=clear)
+    clearing.start()
+    for t in runs:
+        t.start()
+    for t in runs:
+        t.join(60)
+    stop.set()
+    clearing.join(10)
+    assert errors == [] and most[0] == 1
+    assert not shared.lock_path(tmp_path, "k").exists()
 

@@ -12,8 +12,8 @@ pretraining evaluation cannot lose it) under ``<results>/_pretrained/<key>/``; a
 the same key starts from that state instead of recomputing it, exactly as it would resume from
 its own checkpoint. While a run computes a key's pretraining it holds that key's lock
 (``pretraining_lock``), and a run with the same key waits for it rather than computing the same
-thing alongside. The lock file is removed as its holder lets go (``remove_unheld_locks`` clears
-those of holders that were killed). A state and its checksum appear together
+thing alongside. The lock file is removed as its holder lets go (``remove_stale`` clears those of
+holders that were killed, and what their saves left). A state and its checksum appear together
 (``save`` renames one directory holding both into place); a state that fails its checksum is
 never used, and the next run that computes the key's pretraining replaces it. A run resumed
 from its own checkpoint leaves its pretraining
@@ -44,6 +44,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -69,6 +70,10 @@ AFTER_SWITCH: dict[str, frozenset[str]] = {
 # sac, odt-offline: no online phase or no pretraining) never share.
 FAMILY: dict[str, str] = {"odt": "odt", "odt-control": "odt", "odt-control-matched": "odt", "iql": "iql"}
 DIRNAME = "_pretrained"
+# What a save leaves beside the states while it writes (``.<key>.saving-*``: the state and its
+# checksum, renamed to ``<key>`` once both are on disk) or while it replaces a state that fails
+# its checksum (``.<key>.discarded-*``); a killed save leaves them behind (``remove_stale``).
+_SAVE_DEBRIS = re.compile(r"^\.(?P<key>[^.]+)\.(?:saving|discarded)-")
 
 
 @dataclass(frozen=True)
@@ -227,9 +232,10 @@ def save(root: Path | str, shared_key: str, state: dict, source_run: str, step: 
     that verifies is there already (first one wins); returns whether it was left. The state and
     its checksum are written into a directory of their own, renamed into place once both are on
     disk, so a kill at any point leaves either no state or a complete one, never one that
-    disables the key. ``source_dir``: the run's directory relative to ``root``, by which that
-    run knows the state as its own if it finds it again (killed between this save and its own
-    checkpoint)."""
+    disables the key. Called while holding the key's lock (``benchmarks.job`` does), which is what
+    keeps ``remove_stale`` off a save under way. ``source_dir``: the run's directory relative to
+    ``root``, by which that run knows the state as its own if it finds it again (killed between
+    this save and its own checkpoint)."""
     final = Path(root) / DIRNAME / shared_key
     if _verifies(final):
         return False
@@ -329,3 +335,33 @@ def remove_unheld_locks(root: Path | str) -> int:
             continue
     return removed
 
+
+def remove_abandoned_saves(root: Path | str) -> int:
+    """Remove what killed saves left under ``<root>/_pretrained/`` (``.<key>.saving-*`` and
+    ``.<key>.discarded-*``), for each key only while its lock is free: a save is made under its
+    key's lock, so none of that key is under way then. Returns how many were removed."""
+    store = Path(root) / DIRNAME
+    if not store.is_dir():
+        return 0
+    left: dict[str, list[Path]] = {}
+    for path in sorted(store.iterdir()):
+        if (match := _SAVE_DEBRIS.match(path.name)) is not None:
+            left.setdefault(match["key"], []).append(path)
+    removed = 0
+    for shared_key, paths in left.items():
+        try:
+            with pretraining_lock(root, shared_key, wait=False) as held:
+                if held:
+                    for path in paths:
+                        shutil.rmtree(path, ignore_errors=True)
+                        removed += not path.exists()
+        except OSError:
+            continue
+    return removed
+
+
+def remove_stale(root: Path | str) -> int:
+    """What killed runs left under ``<root>/_pretrained/`` and no live run holds: lock files
+    (``remove_unheld_locks``) and the debris of saves (``remove_abandoned_saves``). Run by each
+    complete run; returns how many entries it removed."""
+    return remove_abandoned_saves(root) + remove_unheld_locks(root)
