@@ -1,7 +1,8 @@
 """Coordination of shared pretraining under kills (benchmarks/sharing/pretraining.py and the job
 lines that call it): a save killed between the state and its checksum leaves the key shareable,
 a state that fails its checksum is never used and is replaced, what killed holders and saves
-leave under ``_pretrained/`` is removed once no live run holds the key. Everything under tmp_path."""
+leave under ``_pretrained/`` is removed once no live run holds the key, and a run resumed
+mid-pretraining holds its key's lock as a fresh leader does. Everything under tmp_path."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from benchmarks import job as job_mod
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.sharing import pretraining as shared
+from odt.train import ODTTrainer, StopRequested
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -181,3 +183,39 @@ def test_one_holder_at_a_time_while_lock_files_are_cleared(tmp_path):
     assert errors == [] and most[0] == 1
     assert not shared.lock_path(tmp_path, "k").exists()
 
+
+# ----- 3. a resumed run and the lock ------------------------------------------------------------
+def test_a_run_resumed_mid_pretraining_holds_its_key_lock_as_a_fresh_leader_does(tmp_path, monkeypatch):
+    """Stopped at its first pretraining evaluation, then resumed from its own checkpoint: for the
+    rest of its pretraining it holds the key's lock (a same-key run would wait for it), leaves its
+    state, and lets the lock go (its file removed)."""
+    odt = _spec("odt")
+    k = _key_of(odt)
+    evaluate = ODTTrainer._eval_row
+
+    def stopping(self, phase, log, ends_phase=True, **extra):
+        if phase == "pretrain" and not ends_phase:
+            self.request_stop()
+        return evaluate(self, phase, log, ends_phase, **extra)
+
+    with monkeypatch.context() as m:
+        m.setattr(ODTTrainer, "_eval_row", stopping)
+        with pytest.raises(StopRequested):
+            job_mod.run_one(odt, tmp_path, threads=1)
+    assert shared.load(tmp_path, k) is None and not shared.lock_path(tmp_path, k).exists()
+
+    free_while_pretraining: list[bool] = []
+
+    def probing(self, phase, log, ends_phase=True, **extra):
+        if phase == "pretrain":
+            with shared.pretraining_lock(tmp_path, k, wait=False) as free:
+                free_while_pretraining.append(free)
+        return evaluate(self, phase, log, ends_phase, **extra)
+
+    monkeypatch.setattr(ODTTrainer, "_eval_row", probing)
+    job_mod.run_one(odt, tmp_path, threads=1)
+    record = rec.read_record(rec.run_dir(tmp_path, odt))
+    assert record["attempts"] == 2 and any("resumed from ckpt-" in n for n in record["notes"])
+    assert free_while_pretraining and not any(free_while_pretraining)
+    assert shared.load(tmp_path, k).source_run == odt.run_id
+    assert not shared.lock_path(tmp_path, k).exists()

@@ -16,10 +16,10 @@ thing alongside. The lock file is removed as its holder lets go (``remove_stale`
 holders that were killed, and what their saves left). A state and its checksum appear together
 (``save`` renames one directory holding both into place); a state that fails its checksum is
 never used, and the next run that computes the key's pretraining replaces it. A run resumed
-from its own checkpoint leaves its pretraining
-only if that checkpoint was computed under its current key (``benchmarks.job``, the checkpoint's
-``pretraining_key``): after a change of code, threads or host the rest of its pretraining is not
-the key's computation.
+from its own checkpoint before the end of its pretraining holds the key's lock and leaves its
+state as a fresh run does, if that checkpoint was computed under its current key
+(``benchmarks.job``, the checkpoint's ``pretraining_key``): after a change of code, threads or
+host the rest of its pretraining is not the key's computation, and it does neither.
 The key covers what the state depends on: the method's family, its config without the fields
 listed in ``AFTER_SWITCH``, the seed, the dataset's content hash, the code version (git sha,
 plus a digest of the code's diff when the code is dirty, the harness's own outputs under
