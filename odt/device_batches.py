@@ -11,7 +11,7 @@ replaced it): at most once per online round, one copy of the buffer each time.
 
 On the CPU, the host sampler (``TrajectoryBuffer.sample`` with numpy) stays the default: it is
 what every committed cpu-preset record ran, so those runs can be redone bit for bit, and it is
-no slower there (see ``benchmarks/PERF.md``). Both draw from the same law; a seed gives other
+no slower there (see ``paper_tables/perf/PERF.md``). Both draw from the same law; a seed gives other
 windows in each.
 """
 

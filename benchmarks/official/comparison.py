@@ -230,7 +230,7 @@ def report_lines(runs: pd.DataFrame, preset: str) -> list[str]:
         "## Per seed", "", *per_seed_table(runs), "",
         "## Where the runs ran", "",
         "Times are context, not a speed comparison: seeds 0-9 of the two arms ran on different days; "
-        "seeds 10-19 ran in one sitting, one launcher per arm (`benchmarks/PERF.md` compares their "
+        "seeds 10-19 ran in one sitting, one launcher per arm (`paper_tables/perf/PERF.md` compares their "
         "wall time, and the per-update cost measured alternating).", "",
         *provenance_lines(runs), ""]
 

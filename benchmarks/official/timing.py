@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--first-seed", type=int, default=100, help="seed of the first round (default 100: tuning seeds)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of each run (default 1)")
     p.add_argument("--scratch", type=Path, default=Path("/tmp/official-timing"), help="where each run's JSON goes")
-    p.add_argument("--out", type=Path, required=True, help="JSON of every round and the medians")
+    p.add_argument("--out", type=Path, required=True, help="JSON of every round and the medians (the report keeps its in paper_tables/perf/data/)")
     p.add_argument("--from-records", metavar="EXPERIMENT", default=None,
                    help="run nothing: pair by seed the complete records of both methods in EXPERIMENT "
                         "(e.g. official_more) under --results and summarise their wall times")

@@ -177,7 +177,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=3, help="alternating pairs per config (default 3)")
     p.add_argument("--updates", type=int, default=100, help="timed updates per run (paper size: 5)")
     p.add_argument("--warmup", type=int, default=10, help="untimed updates first (paper size: 2)")
-    p.add_argument("--out", type=Path, default=Path("benchmarks/perf_vs_official.json"))
+    p.add_argument("--out", type=Path, default=Path("paper_tables/perf/perf_vs_official.json"))
     p.add_argument("--project-side", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     a.configs = [c for c in a.configs.split(",") if c]

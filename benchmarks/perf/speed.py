@@ -96,7 +96,7 @@ class PerfConfig:
     batch_sampling: str = "auto"  # ODTConfig.batch_sampling: host (numpy) | device (torch) | auto
     precision: str = "fp32"  # ODTConfig.precision: fp32 | tf32 | bf16
     rollout_preset: str = "cpu"  # the model the rollouts time: the cpu preset's or the paper's
-    out: str = "benchmarks/perf_latest.json"
+    out: str = "paper_tables/perf/perf_latest.json"
     progress: bool = True
 
     def validate(self) -> PerfConfig:
