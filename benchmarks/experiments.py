@@ -62,6 +62,11 @@ Experiments (paper section in brackets):
   starts it only once its twin has ended (``benchmarks.launch``).
 * ``online_200k_sizing`` (tuning, seed 100, never reported as a result): one ``odt`` run and its
   matched control at ``cpu-200k``, the protocol's cost sizing before seed 0.
+* ``corl_iql`` (``PROTOCOL-corl-iql-cpu.md``; not in the paper): CORL's IQL, unmodified (method
+  ``corl-iql``, ``benchmarks/corl/``), at the ``cpu`` preset's IQL budget on antmaze-umaze and
+  hopper-medium, seeds 0-4 (AntMaze: 0-2 first, 3-4 by the protocol's rule), set against
+  ``table1``'s ``iql`` cells of those rows: does our IQL give CORL's results on our data. Needs
+  ``ODT_CORL_SRC`` (``docs/corl.md``).
 
 Ablations that change ODT's internals (overrides of ``odt.config`` fields) use the ``odt``
 method; the methods of ``table1``/``stability`` are taken from ``benchmarks.methods.METHODS``
@@ -400,6 +405,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                "run at each precision (PROTOCOL-online-200k-cpu.md, amendment A3)",
                1, ("hopper-medium",), ("odt", "odt-control-matched"), first_seed=100,
                variants=_online_200k_sizing_variants),
+    Experiment("corl_iql", "Protocol PROTOCOL-corl-iql-cpu.md: CORL's IQL, unmodified, at our IQL's budget on "
+               "antmaze-umaze and hopper-medium, against table1's iql cells (needs ODT_CORL_SRC)",
+               5, ("antmaze-umaze", "hopper-medium"), ("corl-iql",)),
 ]}
 
 

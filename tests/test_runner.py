@@ -20,7 +20,7 @@ from benchmarks.launch import LaunchOptions, estimate, estimate_run, launch
 from benchmarks.methods import method_config
 from odt.config import ConfigError, make_config
 
-ALL_METHODS = ["dt", "odt-offline", "odt", "odt-control", "iql", "sac", "official-odt"]
+ALL_METHODS = ["dt", "odt-offline", "odt", "odt-control", "iql", "sac", "official-odt", "corl-iql"]
 
 
 # ----- registry ------------------------------------------------------------------------------
