@@ -204,7 +204,8 @@ def test_an_invalid_d4rl_file_is_reported_and_never_forged_over(tmp_path, data_d
 def test_the_smoke_preset_needs_no_made_dataset(tmp_path, data_dir, launches, capsys):
     assert _cli(tmp_path, "table1", "--preset", "smoke", "--datasets", "hopper-medium", "--seeds", "1") == 0
     assert "preset smoke (--preset)" in capsys.readouterr().out
-    assert len(launches) == 1 and len(launches[0]) == 6 and not data_dir.exists()  # nothing made by the check
+    # one run per Table 1 method: dt, odt-offline, odt, odt-control, iql, sac, bc
+    assert len(launches) == 1 and len(launches[0]) == 7 and not data_dir.exists()  # nothing made by the check
 
 
 @pytest.mark.parametrize("held, failed, code", [([], [], 0), (["r0"], [], 3), (["r0"], ["r1"], 1)])
@@ -233,10 +234,10 @@ def test_the_default_preset_is_paper_on_slurm_or_a_gpu_else_cpu(tmp_path, data_d
     assert launch_mod.default_preset("local", launch_mod.job_gpus("local", LaunchOptions())) == (
         "paper", "a CUDA GPU is present")
     assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--dry-run") == 0
-    assert capsys.readouterr().out.startswith("table1: preset paper (a CUDA GPU is present), 6 runs, ")
+    assert capsys.readouterr().out.startswith("table1: preset paper (a CUDA GPU is present), 7 runs, ")
     # --gpus 0 keeps the local jobs on the CPU: then the default preset is the CPU's too
     assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--gpus", "0", "--dry-run") == 0
-    assert capsys.readouterr().out.startswith("table1: preset cpu (local CPU, no GPU), 6 runs, ")
+    assert capsys.readouterr().out.startswith("table1: preset cpu (local CPU, no GPU), 7 runs, ")
 
 
 @pytest.mark.parametrize("listed,gpus,given", [
