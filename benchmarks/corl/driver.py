@@ -47,7 +47,7 @@ import numpy as np
 
 from baselines.iql import IQLConfig, iql_config
 from benchmarks.corl.adapters import EnvEntry, corl_modules, train_config_fields
-from odt.clock import Stopwatch
+from benchmarks.whole_run_agent import WholeRunAgent
 from odt.config import ConfigError, evaluation_episodes
 from odt.rollout import summarize_returns
 from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
@@ -323,7 +323,7 @@ def _process_state_kept() -> Iterator[None]:
             os.environ["PYTHONHASHSEED"] = hashseed
 
 
-class CorlIQLAgent:
+class CorlIQLAgent(WholeRunAgent):
     """The runner's agent for ``corl-iql`` (``baselines.interface.Agent``)."""
 
     def __init__(self, cfg: CorlIQLConfig, data: Trajectories, make_env: Callable,
@@ -333,38 +333,9 @@ class CorlIQLAgent:
         self.progress, self.environ = progress, environ
         self.counters = Counters()
         self.rows: list[dict] = []
-        self._last_online: dict | None = None
-        self._stop_requested = False
         self._running = RunningMeans()
         self._evaluator: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None
         self._eval_env: Any = None
-
-    def request_stop(self) -> None:
-        self._stop_requested = True
-
-    # ----- phases ------------------------------------------------------------------------
-    def pretrain(self, log: Callable[[dict], None] | None = None, checkpoint: Callable | None = None) -> dict | None:
-        """Run CORL's whole ``train`` (with an online phase, both phases are one CORL call);
-        returns the end-of-offline row (None if this agent's run was already done)."""
-        del checkpoint  # nothing to restore mid-run: an interrupted run starts again
-        if self.counters.pretrain_done:
-            return None
-        clock = Stopwatch(self.counters)
-        try:
-            self._run(log or (lambda row: None))
-        finally:
-            clock.lap()
-        offline = [r for r in self.rows if r["phase"] == "pretrain"]
-        online = [r for r in self.rows if r["phase"] == "online"]
-        self._last_online = online[-1] if online else None
-        return offline[-1] if offline else None
-
-    def finetune(self, log: Callable[[dict], None] | None = None, checkpoint: Callable | None = None) -> dict | None:
-        """CORL's online phase ran inside ``pretrain``; its last row, once."""
-        if not self.counters.pretrain_done:
-            raise RuntimeError("finetune() before pretrain() finished")
-        row, self._last_online = self._last_online, None
-        return row
 
     def _source(self):
         source = locate_source(self.environ)

@@ -62,7 +62,7 @@ from benchmarks.official.adapters import (
     stand_in_modules,
     to_official_trajectories,
 )
-from odt.clock import Stopwatch
+from benchmarks.whole_run_agent import WholeRunAgent
 from odt.config import ConfigError, ODTConfig, make_config
 from odt.rollout import summarize_returns
 from odt.train import Counters, StopRequested, resolve_device
@@ -227,7 +227,7 @@ def working_directory(path: Path) -> Iterator[None]:
         os.chdir(before)
 
 
-class OfficialODTAgent:
+class OfficialODTAgent(WholeRunAgent):
     """The runner's agent for ``official-odt`` (``baselines.interface.Agent``)."""
 
     def __init__(self, cfg: OfficialODTConfig, data: Trajectories, make_env: Callable,
@@ -238,37 +238,8 @@ class OfficialODTAgent:
         self.environ = environ
         self.counters = Counters()
         self.rows: list[dict] = []
-        self._last_online: dict | None = None
-        self._stop_requested = False
         self._experiment: Any = None
         self._evaluate_episodes: Callable | None = None
-
-    def request_stop(self) -> None:
-        self._stop_requested = True
-
-    # ----- phases ------------------------------------------------------------------------
-    def pretrain(self, log: Callable[[dict], None] | None = None, checkpoint: Callable | None = None) -> dict | None:
-        """Run the whole official Experiment (its pretraining and online phase are one call);
-        returns the end-of-pretraining row (None if this agent's run was already done)."""
-        del checkpoint  # nothing to restore mid-run: an interrupted run starts again
-        if self.counters.pretrain_done:
-            return None
-        clock = Stopwatch(self.counters)
-        try:
-            self._run(log or (lambda row: None))
-        finally:
-            clock.lap()
-        pretrain_rows = [r for r in self.rows if r["phase"] == "pretrain"]
-        online_rows = [r for r in self.rows if r["phase"] == "online"]
-        self._last_online = online_rows[-1] if online_rows else None
-        return pretrain_rows[-1] if pretrain_rows else None
-
-    def finetune(self, log: Callable[[dict], None] | None = None, checkpoint: Callable | None = None) -> dict | None:
-        """The official online phase ran inside ``pretrain``; its last row, once."""
-        if not self.counters.pretrain_done:
-            raise RuntimeError("finetune() before pretrain() finished")
-        row, self._last_online = self._last_online, None
-        return row
 
     def _source(self):
         source = locate_source(self.environ)
