@@ -60,8 +60,10 @@ Experiments (paper section in brackets):
   online updates as its ODT twin) on hopper-medium, seeds 0-9, and IQL, seeds 0-4
   (``Experiment.method_seeds``). A control reads its twin's complete record, so the launcher
   starts it only once its twin has ended (``benchmarks.launch``).
-* ``online_200k_sizing`` (tuning, seed 100, never reported as a result): one ``odt`` run and its
-  matched control at ``cpu-200k``, the protocol's cost sizing before seed 0.
+  ODT and its control run at bf16 (variant ``bf16``; the protocol's amendment A1), IQL at fp32.
+* ``online_200k_sizing`` (tuning, seed 100, never reported as a result): ``odt`` at fp32 and at
+  bf16 and the bf16 run's matched control at ``cpu-200k``: the cost of a whole run at each
+  precision (amendment A3: beside the reported runs, not before them).
 * ``corl_iql`` (``PROTOCOL-corl-iql-cpu.md``; not in the paper): CORL's IQL, unmodified (method
   ``corl-iql``, ``benchmarks/corl/``), at the ``cpu`` preset's IQL budget on antmaze-umaze and
   hopper-medium, seeds 0-4 (AntMaze: 0-2 first, 3-4 by the protocol's rule), set against
