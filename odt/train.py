@@ -1,21 +1,23 @@
 """Algorithm 1 and 2: offline pretraining, then the online loop, resumable at every step.
 
-The trainer owns the model, both optimisers, lambda, the replay buffer, the RNGs and the
-counters; ``state_dict`` captures all of them, so a run restored from a checkpoint takes the
-same next batch and reaches the same result as one that never stopped. Loops, progress and
-logging live here; the math is in objective.py, sampling.py and relabel.py.
+The trainer owns a learner (model, optimisers, lambda: odt/learner.py), the replay buffer, the
+RNGs, the counters, the environments and evaluation; ``state_dict`` captures all of them, so a
+run restored from a checkpoint takes the same next batch and reaches the same result as one that
+never stopped. Loops, progress and logging live here; the update is the learner's, the math is
+in objective.py, sampling.py and relabel.py.
 
 The update loop never waits for the device: ``step`` keeps its metrics as device tensors
-(summed in float64, so the logged means equal float sums of per-update values) and records a
-non-finite loss instead of reading it; the loops read both once per logging interval (every
-``READ_EVERY_UPDATES`` updates while pretraining, once per online round) and at checkpoints,
-where a recorded divergence raises ``TrainingDiverged`` with the update it happened at.
+(summed in float64, so the logged means equal float sums of per-update values) and the learner
+records a non-finite loss instead of reading it; the loops read both once per logging interval
+(every ``READ_EVERY_UPDATES`` updates while pretraining, once per online round) and at
+checkpoints, where a recorded divergence raises ``TrainingDiverged`` with the update it
+happened at.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import gymnasium as gym
@@ -26,9 +28,7 @@ from odt.buffer import TrajectoryBuffer
 from odt.clock import Stopwatch
 from odt.config import ODTConfig, evaluation_episodes
 from odt.device_batches import DeviceBatches
-from odt.lamb import Lamb
-from odt.model import DecisionTransformer
-from odt.objective import deterministic_policy_loss, stochastic_policy_loss, temperature_loss
+from odt.learner import ODTLearner
 from odt.progress import ProgressBar, progress_bar
 from odt.rollout import (
     Conditioning,
@@ -77,11 +77,6 @@ def read_floats(values: dict) -> dict[str, float]:
     return {k: got[k] if k in got else float(v) for k, v in values.items()}
 
 
-def warmup_factor(step: int, warmup_steps: int) -> float:
-    """Linear warmup of the learning rate over the first warmup_steps updates."""
-    return min(1.0, (step + 1) / warmup_steps)
-
-
 @dataclass
 class Counters:
     updates: int = 0  # gradient updates, pretraining and online together
@@ -116,6 +111,9 @@ class RunningMeans:
 
 
 class ODTTrainer:
+    """The loop around an ``ODTLearner``: data and replay buffer, batches, exploration,
+    evaluation, the two phases, counters, RNGs and checkpoints."""
+
     def __init__(self, cfg: ODTConfig, dataset: Trajectories, make_env: EnvFactory,
                  score_fn: ScoreFn | None = None, progress: bool = True):
         cfg.validate()
@@ -123,30 +121,18 @@ class ODTTrainer:
         self.score_fn = score_fn
         self.progress = progress
         self.device = resolve_device(cfg.device)
-        if cfg.precision == "tf32" and self.device.type != "cuda":
-            raise ValueError(f"precision='tf32' needs a CUDA device (device is {self.device}): "
-                             "TF32 is a mode of CUDA matmuls; use fp32 or bf16 here")
         self.obs_dim, self.act_dim = dataset.obs_dim, dataset.act_dim
         self._check_env_shapes()
 
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(cfg.seed)  # the model's initial weights are the first draws after it
         self.rng = np.random.default_rng(cfg.seed)
-        self.model = DecisionTransformer(self.obs_dim, self.act_dim, cfg.model).to(self.device)
-        self.optimizer = self._make_optimizer()
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: warmup_factor(s, cfg.optim.warmup_steps))
-        self.log_lambda = torch.tensor(np.log(cfg.optim.init_lambda), device=self.device, requires_grad=True)
-        self.lambda_optimizer = torch.optim.Adam([self.log_lambda], lr=cfg.optim.lambda_lr)
-        self.target_entropy = (-float(self.act_dim) if cfg.optim.target_entropy is None
-                               else float(cfg.optim.target_entropy))
+        self.learner = ODTLearner(cfg, self.obs_dim, self.act_dim, self.device)
         self.state_mean, self.state_std = dataset.state_statistics()
         self.buffer = TrajectoryBuffer(len(dataset), dataset)  # pretraining samples all the data
         self.batch_sampling = resolve_batch_sampling(cfg.batch_sampling, self.device)
         self._device_batches = (DeviceBatches(self.device, self.state_mean, self.state_std, cfg.rtg_scale,
                                               cfg.model.max_ep_len, BATCH_SEED_OFFSET + cfg.seed)
                                 if self.batch_sampling == "device" else None)
-        # the first non-finite loss: [update index, loss value], index -1 while all are finite
-        self._divergence = torch.tensor([-1.0, 0.0], dtype=torch.float64, device=self.device)
         self.counters = Counters()
         self._running = RunningMeans()
         self._envs = VectorEnvPool(make_env)
@@ -164,11 +150,37 @@ class ODTTrainer:
                 f"dataset shapes (obs {self.obs_dim}, act {self.act_dim}) do not fit the environment "
                 f"(obs {obs_shape}, act {act_shape})")
 
-    def _make_optimizer(self) -> torch.optim.Optimizer:
-        o = self.cfg.optim
-        if o.optimizer == "lamb":
-            return Lamb(self.model.parameters(), lr=o.lr, weight_decay=o.weight_decay, eps=1e-8)
-        return torch.optim.AdamW(self.model.parameters(), lr=o.lr, weight_decay=o.weight_decay)
+    # ----- the learner's parts, as attributes of the trainer --------------------------------
+    @property
+    def model(self) -> torch.nn.Module:
+        return self.learner.model
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        return self.learner.optimizer
+
+    @property
+    def scheduler(self) -> torch.optim.lr_scheduler.LambdaLR:
+        return self.learner.scheduler
+
+    @property
+    def log_lambda(self) -> torch.Tensor:
+        return self.learner.log_lambda
+
+    @property
+    def lambda_optimizer(self) -> torch.optim.Optimizer:
+        return self.learner.lambda_optimizer
+
+    @property
+    def target_entropy(self) -> float:
+        return self.learner.target_entropy
+
+    @property
+    def lam(self) -> float:
+        return self.learner.lam
+
+    def _precision(self) -> AbstractContextManager[None]:
+        return self.learner.precision()
 
     def request_stop(self) -> None:
         """Ask the running phase to checkpoint and raise StopRequested at its next safe
@@ -179,7 +191,7 @@ class ODTTrainer:
     def _save(self, checkpoint: Callable[[], None] | None) -> None:
         """Checkpoint only a model whose losses and parameters are finite, so the last good one stays."""
         self.check_finite()
-        if not bool(torch.stack([torch.isfinite(p).all() for p in self.model.parameters()]).all()):
+        if not self.learner.parameters_finite():
             raise TrainingDiverged(f"parameters became NaN or inf by update {self.counters.updates}; "
                                    "the last good checkpoint is kept")
         if checkpoint is not None:
@@ -189,10 +201,6 @@ class ODTTrainer:
         if self._stop_requested:
             self._save(checkpoint)
             raise StopRequested(f"stopped on request at update {self.counters.updates}")
-
-    @property
-    def lam(self) -> float:
-        return float(self.log_lambda.detach().exp())
 
     # ----- one gradient update (Algorithm 2, lines 3-8) ----------------------------------
     def batch_tensors(self, buffer: TrajectoryBuffer) -> dict[str, torch.Tensor]:
@@ -209,59 +217,18 @@ class ODTTrainer:
             "mask": to(idx.mask, torch.bool),
         }
 
-    @contextmanager
-    def _precision(self) -> Iterator[None]:
-        """The forward pass at cfg.precision: fp32 (the paper), TF32 matmuls, or bf16 autocast."""
-        if self.cfg.precision == "bf16":
-            with torch.autocast(self.device.type, dtype=torch.bfloat16):
-                yield
-        elif self.cfg.precision == "tf32":
-            before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
-            try:
-                yield
-            finally:
-                torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
-        else:
-            yield
-
-    def _note_divergence(self, loss: torch.Tensor) -> None:
-        """Remember the first non-finite loss and its update, without reading it (no host sync)."""
-        first = ~torch.isfinite(loss.detach()) & (self._divergence[0] < 0)
-        now = torch.stack([torch.full_like(self._divergence[0], self.counters.updates), loss.detach().double()])
-        self._divergence = torch.where(first, now, self._divergence)
-
     def check_finite(self) -> None:
         """Raise TrainingDiverged if a loss since the start was NaN or inf (one host read)."""
-        at, loss = self._divergence.tolist()
-        if at >= 0:
-            raise TrainingDiverged(f"loss is {loss} at update {int(at)}")
+        found = self.learner.first_divergence()
+        if found is not None:
+            at, loss = found
+            raise TrainingDiverged(f"loss is {loss} at update {at}")
 
     def step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        """One update with no host read: its metrics stay on the device (read them with
-        read_floats at a logging interval) and a non-finite loss is raised by check_finite."""
-        self.model.train()
-        with self._precision():
-            out = self.model(batch["states"], batch["actions"], batch["rtg"], batch["timesteps"])
-        out = tuple(o.float() for o in out) if isinstance(out, tuple) else out.float()  # the loss in fp32
-        if self.cfg.model.stochastic:
-            terms = stochastic_policy_loss(*out, batch["actions"], batch["mask"], self.log_lambda.exp())
-        else:
-            terms = deterministic_policy_loss(out, batch["actions"], batch["mask"])
-        self._note_divergence(terms.loss)
-        self.optimizer.zero_grad(set_to_none=True)
-        terms.loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.optim.grad_clip)
-        self.optimizer.step()
-        self.scheduler.step()
-        if self.cfg.model.stochastic:  # one alternating dual step on log(lambda)
-            self.lambda_optimizer.zero_grad(set_to_none=True)
-            temperature_loss(self.log_lambda, terms.entropy, self.target_entropy).backward()
-            self.lambda_optimizer.step()
+        """The learner's update, counted and added to the running means; no host read (read
+        the metrics with read_floats at a logging interval; check_finite raises a divergence)."""
+        metrics = self.learner.step(batch)
         self.counters.updates += 1
-        metrics = {"loss": terms.loss.detach(), "nll": terms.nll.detach()}
-        if self.cfg.model.stochastic:  # DT's deterministic head has no entropy and no lambda
-            metrics["entropy"], metrics["lambda"] = terms.entropy.detach(), self.log_lambda.detach().exp()
         self._running.add(metrics)
         return metrics
 
@@ -344,9 +311,7 @@ class ODTTrainer:
         k.pretrain_done = True
         clock.lap()
         if c.online.lr is not None:  # the warmup factor keeps applying to the new base rate
-            self.scheduler.base_lrs = [c.online.lr for _ in self.optimizer.param_groups]
-            for group in self.optimizer.param_groups:
-                group["lr"] = c.online.lr * warmup_factor(self.scheduler.last_epoch, c.optim.warmup_steps)
+            self.learner.set_base_lr(c.online.lr)
         self.buffer = TrajectoryBuffer.from_offline(self.dataset, c.online.buffer_size,
                                                     c.online.buffer_init, self.rng)
         self._save(checkpoint)
@@ -431,16 +396,13 @@ class ODTTrainer:
 
     # ----- checkpointing -----------------------------------------------------------------
     def state_dict(self) -> dict:
+        """One flat dict: the learner's keys (model, optimizer, scheduler, log_lambda,
+        lambda_optimizer, divergence) beside the loop's; checkpoints of either layout load."""
         return {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "log_lambda": self.log_lambda.detach().cpu(),
-            "lambda_optimizer": self.lambda_optimizer.state_dict(),
+            **self.learner.state_dict(),
             "buffer": self.buffer.state_dict(),
             "counters": dict(vars(self.counters)),
             "running": self._running.state_dict(),
-            "divergence": self._divergence.cpu(),
             "batch_generator": None if self._device_batches is None else self._device_batches.state_dict(),
             "rng_numpy": self.rng.bit_generator.state,
             "rng_torch": torch.get_rng_state(),
@@ -448,17 +410,10 @@ class ODTTrainer:
         }
 
     def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        with torch.no_grad():
-            self.log_lambda.copy_(state["log_lambda"].to(self.device))
-        self.lambda_optimizer.load_state_dict(state["lambda_optimizer"])
+        self.learner.load_state_dict(state)
         self.buffer = TrajectoryBuffer.from_state_dict(state["buffer"])
         self.counters = Counters(**state["counters"])
         self._running = RunningMeans(dict(state["running"]["sums"]), state["running"]["count"])
-        if "divergence" in state:  # absent from checkpoints written before issue 23
-            self._divergence = state["divergence"].to(self.device)
         if self._device_batches is not None and state.get("batch_generator") is not None:
             self._device_batches.load_state_dict(state["batch_generator"])
         self.rng.bit_generator.state = state["rng_numpy"]

@@ -12,8 +12,9 @@ from conftest import make_hopper
 
 from odt.checkpoint import CheckpointManager
 from odt.config import make_config
+from odt.learner import warmup_factor
 from odt.rollout import run_episodes
-from odt.train import ODTTrainer, TrainingDiverged, warmup_factor
+from odt.train import ODTTrainer, TrainingDiverged
 
 
 def _cfg(**overrides):

@@ -46,11 +46,12 @@ from benchmarks.reference_checks.common import (
     write_section,
 )
 from odt.config import ODTConfig, apply_overrides
+from odt.learner import warmup_factor
 from odt.model import DecisionTransformer as OurDT
 from odt.objective import deterministic_policy_loss
 from odt.rollout import Conditioning, run_episodes
 from odt.sampling import trajectory_probabilities
-from odt.train import ODTTrainer, warmup_factor
+from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
 
 SOURCE_ENV = "ODT_CORL_SRC"
@@ -389,9 +390,9 @@ def check_optimiser_and_update(ref: Reference) -> list[Finding]:
         o = cfg.optim
         opt = torch.optim.AdamW(theirs.parameters(), lr=o.lr, weight_decay=o.weight_decay, betas=(0.9, 0.999))
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: corl_warmup(s, o.warmup_steps))
-        tr.optimizer = torch.optim.AdamW(tr.model.parameters(), lr=o.lr, weight_decay=o.weight_decay)
-        tr.scheduler = torch.optim.lr_scheduler.LambdaLR(tr.optimizer, lambda s: warmup_factor(s, o.warmup_steps))
-        groups = tr._make_optimizer().param_groups
+        tr.learner.optimizer = torch.optim.AdamW(tr.model.parameters(), lr=o.lr, weight_decay=o.weight_decay)
+        tr.learner.scheduler = torch.optim.lr_scheduler.LambdaLR(tr.optimizer, lambda s: warmup_factor(s, o.warmup_steps))
+        groups = tr.learner._make_optimizer().param_groups
         one_group = len(groups) == 1 and len(groups[0]["params"]) == len(list(tr.model.parameters()))
         theirs.train()
         before = {k: v.detach().clone() for k, v in tr.model.named_parameters()}
