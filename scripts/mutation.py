@@ -46,8 +46,9 @@ SCOPE: dict[str, list[str]] = {
     "odt.trajectories": ["odt.trajectories.*"],
     "odt.lamb": ["odt.lamb.*"],
     "odt.rollout": ["odt.rollout.*"],
+    "odt.learner": [f"odt.learner.*{name}__mutmut_*" for name in ("step", "warmup_factor", "lam", "set_base_lr")],
     "odt.train": [f"odt.train.*{name}__mutmut_*" for name in (
-        "batch_tensors", "update", "conditioning", "exploration_rtg", "warmup_factor", "lam", "explore")],
+        "batch_tensors", "update", "conditioning", "exploration_rtg", "explore")],
     "baselines.iql": [f"baselines.iql.*{name}__mutmut_*" for name in (
         "expectile_loss", "awr_weights", "td_target", "cosine_factor", "reward_scale", "transitions",
         "update", "_scale", "_set_actor_lr")],
