@@ -33,6 +33,7 @@ import submitit
 from baselines.interface import Agent
 from benchmarks import matched_updates as matched
 from benchmarks import records as rec
+from benchmarks.drift import config_dict, config_drift
 from benchmarks.experiments import RunSpec
 from benchmarks.methods import dataset_size, method_config
 from benchmarks.preemption import stop_on_signals
@@ -40,7 +41,6 @@ from benchmarks.sharing import pretraining as shared
 from benchmarks.sharing import runs as same_run
 from benchmarks.trackers.loggers import Loggers, open_loggers
 from odt.checkpoint import CheckpointManager
-from odt.config import to_dict
 from odt.runtime import keep_freed_memory_in_heap
 from odt.train import StopRequested, TrainingDiverged
 
@@ -83,14 +83,6 @@ def run_config(spec: RunSpec, directory: Path) -> Any:
     return matched.with_twin_updates(cfg, spec, twin_directory)
 
 
-def config_dict(cfg: Any) -> Any:
-    """A method config as the plain dict its run records (its repr if it is not a dataclass)."""
-    try:
-        return to_dict(cfg)
-    except TypeError:
-        return repr(cfg)
-
-
 def _summary(record: dict) -> dict:
     return {k: record.get(k) for k in ("run_id", "status", "final_score", "offline_score", "error")}
 
@@ -104,35 +96,6 @@ class ConfigChanged(RuntimeError):
     preset retuned since): resuming or reusing it would mix two experiments."""
 
 
-# Config fields added after runs were recorded, with the value that reproduces what those runs
-# did: a record without the field ran with that value, so its absence is not a change.
-ADDED_FIELDS: dict[str, Any] = {
-    "online.add_rollouts": True,  # odt-control (1babb5f, 2026-11-23): before it, rollouts always entered the buffer
-    "online_window": 0,  # IQL's online window (1babb5f, 2026-11-23): before it, the whole buffer
-    "eval_episodes_interim": 0,  # ODT's, DT's and IQL's (911afa3, 2026-11-29): before it, every evaluation ran eval_episodes
-    "online.online_updates": 0,  # ODT's update budget (odt-control-matched): before it, the sample budget alone
-}
-
-
-def added_field_default(path: str) -> tuple[bool, Any]:
-    """(True, value) if the dotted ``path`` is an ADDED_FIELDS field, at the top of a config or
-    nested in one (``odt.online.online_updates`` of an official-odt config), else (False, None)."""
-    for name, value in ADDED_FIELDS.items():
-        if path == name or path.endswith(f".{name}"):
-            return True, value
-    return False, None
-
-
-def config_drift(stored: Any, current: Any) -> list[str]:
-    """The dotted fields whose values differ between a stored and the current config (a field
-    in ADDED_FIELDS absent on disk counts as its behaviour-preserving value)."""
-    a, b = rec.flat_fields(rec.to_jsonable(stored)), rec.flat_fields(rec.to_jsonable(current))
-    added = {k: added_field_default(k) for k in b if k not in a}
-    a = {**{k: v for k, (known, v) in added.items() if known}, **a}
-    return [f"{k}: {a.get(k, '<absent>')!r} on disk, {b.get(k, '<absent>')!r} now"
-            for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-
-
 def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
     """Raise ConfigChanged (touching nothing) if the run's stored config is not what the
     current code builds for its spec."""
@@ -141,7 +104,7 @@ def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
         return
     from odt.config import ConfigError
     try:
-        current = config_dict(run_config(spec, directory))
+        current = run_config(spec, directory)
     except ConfigError:  # the spec no longer builds at all (or its twin is gone): the run itself reports that
         return
     drift = config_drift(rec.read_json(path), current)
