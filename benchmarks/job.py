@@ -1,15 +1,21 @@
 """One run, start to finish: the plain picklable callable every executor runs.
 
-``run_one(spec, root)`` is idempotent and resumable:
+``run_one(spec, root)`` is idempotent and resumable. A run whose record says ``complete``
+returns that record at once; a run whose stored config is not what the code builds now raises
+ConfigChanged (benchmarks/drift.py). Otherwise one ``Attempt``, under the run's lock, goes
+through the run's life in order:
 
-1. a run whose record says ``complete`` returns that record at once;
-2. otherwise it builds the dataset and the agent through ``benchmarks.methods``, restores the
-   newest checkpoint that verifies (the curve rows written so far travel inside the
-   checkpoint, so rows produced after it are recomputed identically, never duplicated);
-3. pretrain -> (g_eval sweep) -> finetune -> (g_eval sweep), writing each curve row as it
+1. configure: dataset and config, written beside the run;
+2. a fresh run that is the same computation as a complete one copies it (sharing/runs.py);
+3. build the agent and resume from the newest checkpoint that verifies (the curve rows written
+   so far travel inside it, so rows after it are recomputed identically, never duplicated);
+4. shared pretraining: start from the end-of-pretraining state a same-key run left, or hold the
+   key's lock while this run computes it (sharing/pretraining.py);
+5. train: pretrain -> (g_eval sweep) -> finetune -> (g_eval sweep), each curve row written as it
    comes and a checkpoint whenever the agent asks for one;
-4. the final record last. An exception writes a ``failed`` (or ``diverged``) record naming the
-   error and the log file, then re-raises so the executor reports it too.
+6. the final record last. An exception writes a ``failed`` (or ``diverged``) record naming the
+   error and the log file, then re-raises so the executor reports it too; a stop request
+   (signal, time limit) leaves the run partial, to resume from its checkpoint.
 
 :class:`RunJob` wraps it as a ``submitit.helpers.Checkpointable``: when Slurm signals a time
 limit or preemption, submitit requeues the same call, which resumes from the checkpoints on
@@ -24,7 +30,7 @@ import inspect
 import os
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +39,7 @@ import submitit
 from baselines.interface import Agent
 from benchmarks import matched_updates as matched
 from benchmarks import records as rec
+from benchmarks.drift import config_dict, config_drift
 from benchmarks.experiments import RunSpec
 from benchmarks.methods import dataset_size, method_config
 from benchmarks.preemption import stop_on_signals
@@ -40,7 +47,6 @@ from benchmarks.sharing import pretraining as shared
 from benchmarks.sharing import runs as same_run
 from benchmarks.trackers.loggers import Loggers, open_loggers
 from odt.checkpoint import CheckpointManager
-from odt.config import to_dict
 from odt.runtime import keep_freed_memory_in_heap
 from odt.train import StopRequested, TrainingDiverged
 
@@ -83,14 +89,6 @@ def run_config(spec: RunSpec, directory: Path) -> Any:
     return matched.with_twin_updates(cfg, spec, twin_directory)
 
 
-def config_dict(cfg: Any) -> Any:
-    """A method config as the plain dict its run records (its repr if it is not a dataclass)."""
-    try:
-        return to_dict(cfg)
-    except TypeError:
-        return repr(cfg)
-
-
 def _summary(record: dict) -> dict:
     return {k: record.get(k) for k in ("run_id", "status", "final_score", "offline_score", "error")}
 
@@ -104,35 +102,6 @@ class ConfigChanged(RuntimeError):
     preset retuned since): resuming or reusing it would mix two experiments."""
 
 
-# Config fields added after runs were recorded, with the value that reproduces what those runs
-# did: a record without the field ran with that value, so its absence is not a change.
-ADDED_FIELDS: dict[str, Any] = {
-    "online.add_rollouts": True,  # odt-control (1babb5f, 2026-11-23): before it, rollouts always entered the buffer
-    "online_window": 0,  # IQL's online window (1babb5f, 2026-11-23): before it, the whole buffer
-    "eval_episodes_interim": 0,  # ODT's, DT's and IQL's (911afa3, 2026-11-29): before it, every evaluation ran eval_episodes
-    "online.online_updates": 0,  # ODT's update budget (odt-control-matched): before it, the sample budget alone
-}
-
-
-def added_field_default(path: str) -> tuple[bool, Any]:
-    """(True, value) if the dotted ``path`` is an ADDED_FIELDS field, at the top of a config or
-    nested in one (``odt.online.online_updates`` of an official-odt config), else (False, None)."""
-    for name, value in ADDED_FIELDS.items():
-        if path == name or path.endswith(f".{name}"):
-            return True, value
-    return False, None
-
-
-def config_drift(stored: Any, current: Any) -> list[str]:
-    """The dotted fields whose values differ between a stored and the current config (a field
-    in ADDED_FIELDS absent on disk counts as its behaviour-preserving value)."""
-    a, b = rec.flat_fields(rec.to_jsonable(stored)), rec.flat_fields(rec.to_jsonable(current))
-    added = {k: added_field_default(k) for k in b if k not in a}
-    a = {**{k: v for k, (known, v) in added.items() if known}, **a}
-    return [f"{k}: {a.get(k, '<absent>')!r} on disk, {b.get(k, '<absent>')!r} now"
-            for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-
-
 def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
     """Raise ConfigChanged (touching nothing) if the run's stored config is not what the
     current code builds for its spec."""
@@ -141,7 +110,7 @@ def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
         return
     from odt.config import ConfigError
     try:
-        current = config_dict(run_config(spec, directory))
+        current = run_config(spec, directory)
     except ConfigError:  # the spec no longer builds at all (or its twin is gone): the run itself reports that
         return
     drift = config_drift(rec.read_json(path), current)
@@ -198,49 +167,6 @@ def _run_lock(directory: Path, patience: float = 0.0):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _noting(notes: list[str]) -> Callable[[str], None]:
-    def say(message: str) -> None:
-        print(message, flush=True)
-        notes.append(message)
-    return say
-
-
-def _shared_or_lock(root: str | Path, shared_key: str, pretraining: contextlib.ExitStack,
-                    notes: list[str]) -> shared.SharedState | None:
-    """For a fresh run with a sharing key: the saved end-of-pretraining state if there is one;
-    else take the key's pretraining lock into ``pretraining`` (waiting while another live run
-    holds it, then looking again) and return None: this run pretrains, holding the lock until
-    it has saved its state."""
-    if (found := shared.load(root, shared_key)) is not None:
-        return found
-    pretraining.enter_context(shared.pretraining_lock(root, shared_key, say=_noting(notes)))
-    if (found := shared.load(root, shared_key)) is not None:  # saved while we waited
-        pretraining.close()
-    return found
-
-
-def _shared_for_resumed(root: str | Path, shared_key: str | None, agent: Agent,
-                        pretraining: contextlib.ExitStack, notes: list[str],
-                        made_under: str | None) -> shared.SharedState | None:
-    """For a run resumed from its own checkpoint before the end of its pretraining: the key's
-    saved end-of-pretraining state if another run has left one (further along than this run's
-    checkpoint, and the same computation: the key pins code, data, threads and host).
-
-    ``made_under`` is the key the checkpoint's pretraining was computed under (None: not known,
-    or not one key). Where it is this run's key, the state is looked for before and after
-    waiting for the key's lock, and without one this run holds the lock until it has saved its
-    own, as a fresh run does, so a same-key run started meanwhile waits and loads it. Where it is
-    not (the code, threads or host changed since, or the checkpoint predates the record), the
-    rest of this run's pretraining would not be the key's computation: it neither takes the
-    lock nor leaves its state, and only starts from a state already saved.
-    Resumed past the switch, or without a key: None, and no lock."""
-    if shared_key is None or getattr(agent.counters, "pretrain_done", True):
-        return None
-    if made_under != shared_key:
-        return shared.load(root, shared_key)
-    return _shared_or_lock(root, shared_key, pretraining, notes)
-
-
 def at_switch(agent: Agent, done_sweeps: set[str]) -> bool:
     """True for an agent exactly at the end of its pretraining: pretraining done, nothing of its
     online phase or of its after-pretraining g_eval sweep computed yet."""
@@ -271,134 +197,188 @@ def run_one(spec: RunSpec, root: str | Path = rec.DEFAULT_ROOT, threads: int | N
 
 def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int | None, progress: bool,
                 loggers: Sequence[str] = (), reuse_pretraining: bool = True) -> dict:
+    """``run_one`` once it holds the run's lock: one attempt, its steps in the order they happen."""
     existing = rec.read_record(directory)
     if existing is not None and existing.get("status") == "complete":  # finished while we waited
         return _summary(existing)
     if threads:
         import torch
         torch.set_num_threads(threads)
-
-    log_path = rec.relative_log(root, _log_path())  # records hold no absolute paths of this machine
-    started = time.time()
-    rec.write_json(directory / rec.SPEC, spec.to_dict())
-    attempt = rec.record_attempt(directory, log_path)
-    (directory / rec.RECORD).unlink(missing_ok=True)  # a retried failure is "partial" until it ends
-    agent = None
-    live = Loggers()
-    notes: list[str] = []
-    pretraining = contextlib.ExitStack()  # the shared pretraining lock, while this run pretrains for others
+    attempt = Attempt(spec, root, directory)
     try:
-        from benchmarks.methods import build_agent
-        data = load_data(spec)
-        cfg = run_config(spec, directory)
-        cfg_dict = config_dict(cfg)
-        rec.write_json(directory / rec.CONFIG, cfg_dict)
-        rec.write_json(directory / rec.PROVENANCE, dict(data.provenance))
-        run_key = (same_run.key(spec.method, cfg_dict, spec.seed, dict(data.provenance), spec.g_eval_sweep)
-                   if reuse_pretraining else None)
-        ckpts = CheckpointManager(directory / rec.CHECKPOINTS, keep=KEEP_CHECKPOINTS)
-        if (run_key is not None and not ckpts.paths()
-                and (source := same_run.find(root, run_key, directory)) is not None):
-            return _summary(same_run.adopt(source, directory, spec, run_key, attempt, log_path))
-        agent = build_agent(spec.method, cfg, data.trajectories, data.spec.make_env, data.score_fn, progress)
+        return _summary(attempt.run(progress, loggers, reuse_pretraining))
+    except StopRequested:
+        raise  # asked to stop (preemption, time limit): the run is partial, not failed
+    except Exception as exc:
+        attempt.record_failure(exc)
+        raise
+    finally:
+        attempt.close()
 
-        loaded = ckpts.load_latest()
-        notes += [f"skipped checkpoint {s}" for s in loaded.skipped]
-        curve: list[dict] = []
-        done_sweeps: set[str] = set()
-        shared_key = (shared.key(spec.method, cfg_dict, spec.seed, dict(data.provenance))
-                      if reuse_pretraining else None)
-        pretraining_from: str | None = None
+
+class Attempt:
+    """One attempt at a run, under its lock. ``run`` reads top to bottom as the run's life:
+    configure; copy a complete run of the same computation; build the agent; resume from its own
+    checkpoint; take (or wait for) the shared pretraining; train with checkpoints and g_eval
+    sweeps; write the record. What the steps share (agent, curve, notes, the shared-pretraining
+    lock) lives on the object; ``close`` lets go of all of it, however the attempt ends."""
+
+    def __init__(self, spec: RunSpec, root: str | Path, directory: Path):
+        self.spec, self.root, self.directory = spec, root, directory
+        self.log_path = rec.relative_log(root, _log_path())  # records hold no absolute paths of this machine
+        self.started = time.time()
+        rec.write_json(directory / rec.SPEC, spec.to_dict())
+        self.number = rec.record_attempt(directory, self.log_path)
+        (directory / rec.RECORD).unlink(missing_ok=True)  # a retried failure is "partial" until it ends
+        self.notes: list[str] = []
+        self.agent: Agent | None = None
+        self.resumed = False  # from this run's own checkpoint
+        self.live = Loggers()
+        self.held = contextlib.ExitStack()  # the shared pretraining lock, while this run pretrains for others
+        self.curve: list[dict] = []
+        self.done_sweeps: set[str] = set()
+        self.pretraining_from: str | None = None  # the run whose pretraining this one started from
         # the sharing key this run's pretraining is the computation of (None: of no key), kept in
         # its checkpoints: only such a pretraining is left for other runs
-        pretraining_key = shared_key
-        if loaded.state is not None:
-            agent.load_state_dict(loaded.state["agent"])
-            curve = list(loaded.state["curve"])
-            done_sweeps = set(loaded.state.get("sweeps", ()))
-            pretraining_from = loaded.state.get("pretraining_from")
-            made_under = loaded.state.get("pretraining_key")
-            pretraining_key = shared_key if made_under == shared_key else None
-            notes.append(f"attempt {attempt}: resumed from {loaded.path.name}")
-            if shared_key is not None and made_under != shared_key and not getattr(agent.counters, "pretrain_done", True):
-                notes.append(f"attempt {attempt}: its checkpoint does not name sharing key {shared_key} as the one its "
-                             "pretraining was computed under; that pretraining is not left for other runs")
-            found = _shared_for_resumed(root, shared_key, agent, pretraining, notes, made_under)
+        self.pretraining_key: str | None = None
+
+    def run(self, progress: bool, loggers: Sequence[str], reuse_pretraining: bool) -> dict:
+        """The run's life; returns its final record."""
+        self.configure(reuse_pretraining)
+        if (copied := self.copy_same_computation()) is not None:
+            return copied
+        self.build_agent(progress, reuse_pretraining)
+        made_under = self.resume()
+        found = self.shared_pretraining(made_under)
+        if found is not None:
+            self.start_from(found)
+        self.open_curve(loggers)
+        if found is not None:
+            self.checkpoint()  # the run's own copy: its resumes never depend on the shared store
+        self.train()
+        return self.write_record()
+
+    # ----- the steps, in order -------------------------------------------------------------
+
+    def configure(self, reuse_pretraining: bool) -> None:
+        """Data and config, written beside the run; the key of the whole computation (``run_key``)."""
+        spec = self.spec
+        self.own_dir = Path(self.directory).relative_to(self.root).as_posix()
+        self.data = load_data(spec)
+        self.cfg = run_config(spec, self.directory)
+        self.cfg_dict = config_dict(self.cfg)
+        rec.write_json(self.directory / rec.CONFIG, self.cfg_dict)
+        provenance = dict(self.data.provenance)
+        rec.write_json(self.directory / rec.PROVENANCE, provenance)
+        self.run_key = (same_run.key(spec.method, self.cfg_dict, spec.seed, provenance, spec.g_eval_sweep)
+                        if reuse_pretraining else None)
+        self.ckpts = CheckpointManager(self.directory / rec.CHECKPOINTS, keep=KEEP_CHECKPOINTS)
+
+    def copy_same_computation(self) -> dict | None:
+        """A fresh run that is the same computation as a complete one copies its curve and record
+        (benchmarks/sharing/runs.py); returns that record, or None."""
+        if self.run_key is None or self.ckpts.paths():
+            return None
+        source = same_run.find(self.root, self.run_key, self.directory)
+        if source is None:
+            return None
+        return same_run.adopt(source, self.directory, self.spec, self.run_key, self.number, self.log_path)
+
+    def build_agent(self, progress: bool, reuse_pretraining: bool) -> None:
+        """The agent; then the sharing key of its pretraining, taken once the agent is built (the
+        key pins torch's thread count as the run trains with it)."""
+        from benchmarks.methods import build_agent
+        spec, data = self.spec, self.data
+        self.agent = build_agent(spec.method, self.cfg, data.trajectories, data.spec.make_env, data.score_fn, progress)
+        self.shared_key = (shared.key(spec.method, self.cfg_dict, spec.seed, dict(data.provenance))
+                           if reuse_pretraining else None)
+        self.pretraining_key = self.shared_key
+
+    def resume(self) -> str | None:
+        """Restore the newest checkpoint that verifies (agent, curve, sweeps done, where its
+        pretraining came from); returns the sharing key it names as the one its pretraining was
+        computed under (None: none, or a fresh run: ``resumed`` False, nothing restored)."""
+        loaded = self.ckpts.load_latest()
+        self.notes += [f"skipped checkpoint {s}" for s in loaded.skipped]
+        self.resumed = loaded.state is not None
+        if not self.resumed:
+            return None
+        state = loaded.state
+        self.agent.load_state_dict(state["agent"])
+        self.curve = list(state["curve"])
+        self.done_sweeps = set(state.get("sweeps", ()))
+        self.pretraining_from = state.get("pretraining_from")
+        made_under = state.get("pretraining_key")
+        self.pretraining_key = self.shared_key if made_under == self.shared_key else None
+        self.notes.append(f"attempt {self.number}: resumed from {loaded.path.name}")
+        if self.shared_key is not None and made_under != self.shared_key and not self._pretrain_done():
+            self.notes.append(f"attempt {self.number}: its checkpoint does not name sharing key {self.shared_key} "
+                              "as the one its pretraining was computed under; that pretraining is not left for "
+                              "other runs")
+        return made_under
+
+    def shared_pretraining(self, made_under: str | None) -> shared.SharedState | None:
+        """The end-of-pretraining state another run with this pretraining left, if this run
+        should start from it; else, where this run pretrains for its key, the key's lock (held
+        until its state is saved). benchmarks/sharing/pretraining.py: ``take_or_wait`` for a fresh
+        run, ``on_resume`` for one resumed from its own checkpoint."""
+        if self.resumed:
+            return shared.on_resume(self.root, self.shared_key, self._pretrain_done(), made_under,
+                                    self.held, self.say)
+        if self.shared_key is None:
+            return None
+        return shared.take_or_wait(self.root, self.shared_key, self.held, self.say)
+
+    def start_from(self, found: shared.SharedState) -> None:
+        """Load a shared end-of-pretraining state; the record says whose pretraining it is."""
+        self.agent.load_state_dict(found.state["agent"])
+        self.curve = list(found.state["curve"])
+        self.pretraining_key = self.shared_key
+        if found.source_dir == self.own_dir:
+            # Left by this very run, killed between that save and its own checkpoint (checkpoint()):
+            # the state is the one its own checkpoint would hold, so the pretraining is its own and
+            # the record stays the uninterrupted run's (pretraining_from None).
+            self.notes.append(f"attempt {self.number}: resumed from the end-of-pretraining state it left "
+                              f"for runs sharing {self.shared_key}")
         else:
-            found = _shared_or_lock(root, shared_key, pretraining, notes) if shared_key is not None else None
-        own_dir = Path(directory).relative_to(root).as_posix()
-        if found is not None:
-            agent.load_state_dict(found.state["agent"])
-            curve = list(found.state["curve"])
-            pretraining_key = shared_key
-            if found.source_dir == own_dir:
-                # Left by this very run, killed between that save and its own checkpoint (checkpoint()
-                # below): the state is the one its own checkpoint would hold, so the pretraining is
-                # its own and the record stays the uninterrupted run's (pretraining_from None).
-                notes.append(f"attempt {attempt}: resumed from the end-of-pretraining state it left "
-                             f"for runs sharing {shared_key}")
-            else:
-                pretraining_from = found.source_run
-                notes.append(f"attempt {attempt}: pretraining reused from run {found.source_run} "
-                             f"(shared state {shared_key}; its rows, counters and wall_time up to the switch "
-                             "are that run's)")
-        rec.write_curve(directory / rec.CURVE, curve)
-        live = open_loggers(loggers, directory, spec.run_id, curve, f"{spec.preset}/{spec.experiment}", spec.to_dict())
+            self.pretraining_from = found.source_run
+            self.notes.append(f"attempt {self.number}: pretraining reused from run {found.source_run} "
+                              f"(shared state {self.shared_key}; its rows, counters and wall_time up to the "
+                              "switch are that run's)")
 
-        def log(row: dict) -> None:
-            curve.append(rec.to_jsonable(row))
-            rec.write_curve(directory / rec.CURVE, curve)
-            live.log(curve[-1])
+    def open_curve(self, loggers: Sequence[str]) -> None:
+        """The curve as restored (rows after it are recomputed, never duplicated), and the live loggers."""
+        rec.write_curve(self.directory / rec.CURVE, self.curve)
+        spec = self.spec
+        self.live = open_loggers(loggers, self.directory, spec.run_id, self.curve,
+                                 f"{spec.preset}/{spec.experiment}", spec.to_dict())
 
-        def checkpoint() -> None:
-            state = {"agent": agent.state_dict(), "curve": list(curve), "sweeps": sorted(done_sweeps),
-                     "pretraining_from": pretraining_from, "pretraining_key": pretraining_key}
-            if pretraining_key is not None and pretraining_from is None and at_switch(agent, done_sweeps):
-                # before this run's own checkpoint, and so before a stop requested during the last
-                # pretraining evaluation can end the attempt: same-key runs waiting for it load this.
-                # save() keeps a state of the key that verifies, and replaces one that does not.
-                # A kill between the two saves leaves the shared state and no own checkpoint at the
-                # switch; the state names this run's directory, so its resume takes it as its own
-                # (pretraining_from None above): the record matches an uninterrupted run's either way.
-                shared.save(root, pretraining_key, {"agent": state["agent"], "curve": state["curve"], "sweeps": []},
-                            source_run=spec.run_id, step=int(agent.counters.updates), source_dir=own_dir)
-            ckpts.save(state, step=int(agent.counters.updates))
-
-        if found is not None:
-            checkpoint()  # the run's own copy: its resumes never depend on the shared store
-
-        def sweep(phase: str) -> None:
-            if not spec.g_eval_sweep or phase in done_sweeps:
-                return
-            if "g_eval" not in inspect.signature(agent.evaluate).parameters:
-                notes.append(f"{spec.method} cannot evaluate at a chosen g_eval; sweep skipped")
-                return
-            base = float(cfg.g_eval)
-            for mult in spec.g_eval_sweep:
-                row = agent.evaluate(g_eval=mult * base)
-                log({"phase": phase, "g_eval_multiple": mult, "updates": agent.counters.updates,
-                     "online_samples": agent.counters.online_samples, **row})
-            done_sweeps.add(phase)
-            checkpoint()
-
+    def train(self) -> None:
+        """Pretrain -> (g_eval sweep) -> finetune -> (g_eval sweep); on a stop request (signal,
+        time limit) the agent has checkpointed at a safe point and StopRequested ends the attempt."""
+        agent = self.agent
         with stop_on_signals(agent) as stop:
             try:
-                agent.pretrain(log=log, checkpoint=checkpoint)  # its last checkpoint left the state for others
-                pretraining.close()  # saved (or nothing to share): runs waiting for it go on
+                agent.pretrain(log=self.log, checkpoint=self.checkpoint)  # its last checkpoint left the state for others
+                self.held.close()  # saved (or nothing to share): runs waiting for it go on
                 if getattr(agent.counters, "online_samples", 0) == 0:
-                    sweep("sweep-pretrained")
-                elif spec.g_eval_sweep and "sweep-pretrained" not in done_sweeps:
-                    notes.append("resumed past pretraining without its g_eval sweep; sweep-pretrained missing")
-                agent.finetune(log=log, checkpoint=checkpoint)
-                sweep("sweep-finetuned")
+                    self.sweep("sweep-pretrained")
+                elif self.spec.g_eval_sweep and "sweep-pretrained" not in self.done_sweeps:
+                    self.notes.append("resumed past pretraining without its g_eval sweep; sweep-pretrained missing")
+                agent.finetune(log=self.log, checkpoint=self.checkpoint)
+                self.sweep("sweep-finetuned")
             except StopRequested:
                 stop.hand_over()  # checkpointed at a safe point: let submitit requeue, or exit
                 raise
 
+    def write_record(self) -> dict:
+        """The final record; then what a complete run no longer needs is removed."""
+        spec, curve = self.spec, self.curve
         evals = [r for r in curve if r.get("phase") in ("pretrain", "online")]
         if not evals:
             raise RuntimeError(f"{spec.method} finished without a single evaluation row")
         offline = [r for r in evals if r["phase"] == "pretrain"]
+        counters = self.agent.counters
         record = {
             "status": "complete", "run_id": spec.run_id, "spec": spec.to_dict(),
             "final": evals[-1], "offline": offline[-1] if offline else None,
@@ -406,36 +386,88 @@ def _run_locked(spec: RunSpec, root: str | Path, directory: Path, threads: int |
             "offline_score": offline[-1].get("score_mean") if offline else None,
             "final_return": evals[-1].get("return_mean"),
             "offline_return": offline[-1].get("return_mean") if offline else None,
-            "counters": dict(vars(agent.counters)) if hasattr(agent.counters, "__dict__") else {},
-            "pretraining_from": pretraining_from,
-            "attempts": attempt, "notes": notes, "log": log_path,
-            "attempt_seconds": time.time() - started,
+            "counters": dict(vars(counters)) if hasattr(counters, "__dict__") else {},
+            "pretraining_from": self.pretraining_from,
+            "attempts": self.number, "notes": self.notes, "log": self.log_path,
+            "attempt_seconds": time.time() - self.started,
         }
         if (twin := matched.twin_spec(spec)) is not None:  # the run whose online updates it made
             record["matched_to"] = twin.run_id
-        rec.write_json(directory / rec.RECORD, record)
-        if run_key is not None:
-            same_run.remember(root, run_key, directory)  # later runs of the same computation copy it
-        for old in ckpts.paths()[:-1]:  # complete: only the final state is worth keeping
+        rec.write_json(self.directory / rec.RECORD, record)
+        if self.run_key is not None:
+            same_run.remember(self.root, self.run_key, self.directory)  # later runs of the same computation copy it
+        for old in self.ckpts.paths()[:-1]:  # complete: only the final state is worth keeping
             old.with_suffix(".sha256").unlink(missing_ok=True)
             old.unlink(missing_ok=True)
-        shared.remove_stale(root)  # lock files and saves left by runs killed before they could remove them
-        return _summary(record)
-    except StopRequested:
-        raise  # asked to stop (preemption, time limit): the run is partial, not failed
-    except Exception as exc:
+        shared.remove_stale(self.root)  # lock files and saves left by runs killed before they could remove them
+        return record
+
+    def record_failure(self, exc: Exception) -> None:
+        """A ``failed`` (or ``diverged``) record naming the error and the log; called while
+        ``exc`` is being handled (the record holds its traceback)."""
         status = "diverged" if isinstance(exc, TrainingDiverged) else "failed"
-        record = {"status": status, "run_id": spec.run_id, "spec": spec.to_dict(),
+        record = {"status": status, "run_id": self.spec.run_id, "spec": self.spec.to_dict(),
                   "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
-                  "attempts": attempt, "notes": notes, "log": log_path,
-                  "attempt_seconds": time.time() - started}
-        rec.write_json(directory / rec.RECORD, record)
-        raise
-    finally:
-        pretraining.close()
-        live.close()
-        if agent is not None:
-            agent.close()
+                  "attempts": self.number, "notes": self.notes, "log": self.log_path,
+                  "attempt_seconds": time.time() - self.started}
+        rec.write_json(self.directory / rec.RECORD, record)
+
+    def close(self) -> None:
+        """Let go of the shared pretraining lock, the loggers and the agent's envs."""
+        self.held.close()
+        self.live.close()
+        if self.agent is not None:
+            self.agent.close()
+
+    # ----- what the agent calls back, and the sweeps ---------------------------------------------
+
+    def log(self, row: dict) -> None:
+        """One curve row: appended to the curve file as it comes, and to the live loggers."""
+        self.curve.append(rec.to_jsonable(row))
+        rec.write_curve(self.directory / rec.CURVE, self.curve)
+        self.live.log(self.curve[-1])
+
+    def checkpoint(self) -> None:
+        """The run's own checkpoint (agent, curve so far, sweeps done, where its pretraining came
+        from); at the end of a pretraining that is its key's computation, the state is first left
+        for the runs sharing the key."""
+        agent = self.agent
+        state = {"agent": agent.state_dict(), "curve": list(self.curve), "sweeps": sorted(self.done_sweeps),
+                 "pretraining_from": self.pretraining_from, "pretraining_key": self.pretraining_key}
+        if self.pretraining_key is not None and self.pretraining_from is None and at_switch(agent, self.done_sweeps):
+            # before this run's own checkpoint, and so before a stop requested during the last
+            # pretraining evaluation can end the attempt: same-key runs waiting for it load this.
+            # save() keeps a state of the key that verifies, and replaces one that does not.
+            # A kill between the two saves leaves the shared state and no own checkpoint at the
+            # switch; the state names this run's directory, so its resume takes it as its own
+            # (start_from): the record matches an uninterrupted run's either way.
+            shared.save(self.root, self.pretraining_key, {"agent": state["agent"], "curve": state["curve"], "sweeps": []},
+                        source_run=self.spec.run_id, step=int(agent.counters.updates), source_dir=self.own_dir)
+        self.ckpts.save(state, step=int(agent.counters.updates))
+
+    def sweep(self, phase: str) -> None:
+        """The g_eval sweep of ``phase`` (evaluations at multiples of the config's g_eval), once."""
+        spec, agent = self.spec, self.agent
+        if not spec.g_eval_sweep or phase in self.done_sweeps:
+            return
+        if "g_eval" not in inspect.signature(agent.evaluate).parameters:
+            self.notes.append(f"{spec.method} cannot evaluate at a chosen g_eval; sweep skipped")
+            return
+        base = float(self.cfg.g_eval)
+        for mult in spec.g_eval_sweep:
+            row = agent.evaluate(g_eval=mult * base)
+            self.log({"phase": phase, "g_eval_multiple": mult, "updates": agent.counters.updates,
+                      "online_samples": agent.counters.online_samples, **row})
+        self.done_sweeps.add(phase)
+        self.checkpoint()
+
+    def say(self, message: str) -> None:
+        """Printed at once (the job's log) and kept in the record's notes."""
+        print(message, flush=True)
+        self.notes.append(message)
+
+    def _pretrain_done(self) -> bool:
+        return bool(getattr(self.agent.counters, "pretrain_done", True))
 
 
 class RunJob(submitit.helpers.Checkpointable):

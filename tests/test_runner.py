@@ -187,16 +187,14 @@ def test_a_run_made_under_another_config_is_reported_not_reused(tmp_path):
     assert report.skipped == 0 and report.done == 0 and len(report.failed) == 1
     assert "Move" in report.failed[0].error and "model.embed_dim" in report.failed[0].error
     assert {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()} == before  # nothing touched
-    assert job_mod.config_drift({"a": {"b": 1}}, {"a": {"b": 1}}) == []
-    # a field added later with its behaviour-preserving default is no change; another value is
-    assert job_mod.config_drift({"online": {}}, {"online": {"add_rollouts": True}}) == []
-    assert job_mod.config_drift({"online": {}}, {"online": {"add_rollouts": False}}) != []
-    assert job_mod.config_drift({"eval_episodes": 100}, {"eval_episodes": 100, "eval_episodes_interim": 0}) == []
-    assert job_mod.config_drift({"eval_episodes": 100}, {"eval_episodes": 100, "eval_episodes_interim": 20}) != []
-    # ... also nested in another config (official-odt's holds the odt config under "odt")
-    assert job_mod.config_drift({"online": {}}, {"online": {"online_updates": 0}}) == []
-    assert job_mod.config_drift({"odt": {"online": {}}}, {"odt": {"online": {"online_updates": 0}}}) == []
-    assert job_mod.config_drift({"odt": {"online": {}}}, {"odt": {"online": {"online_updates": 300}}}) != []
+    # a field the code added since, absent on disk, at its default: the same run, skipped as complete
+    stored["model"]["embed_dim"] = 32
+    stored["online"].pop("online_updates")
+    rec.write_json(d / rec.CONFIG, stored)
+    assert job_mod.run_one(spec, tmp_path, threads=1)["status"] == "complete"
+    rec.write_json(d / rec.CONFIG, {**stored, "retired": 1})  # a field the code no longer has
+    with pytest.raises(job_mod.ConfigChanged, match="retired: 1 on disk, no such field now"):
+        job_mod.run_one(spec, tmp_path, threads=1)
 
 
 def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):

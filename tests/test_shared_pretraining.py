@@ -341,7 +341,7 @@ def test_a_killed_holder_leaves_the_lock_free(tmp_path):
 
 
 def test_a_follower_waits_for_its_leader_then_loads_the_state_it_saved(tmp_path):
-    """job._shared_or_lock: the leader (another process) holds the lock while it pretrains and
+    """shared.take_or_wait: the leader (another process) holds the lock while it pretrains and
     saves; the follower waits, then starts from that state and leaves the lock free."""
     import contextlib
     import threading
@@ -352,7 +352,7 @@ def test_a_follower_waits_for_its_leader_then_loads_the_state_it_saved(tmp_path)
     save.start()
     stack, notes = contextlib.ExitStack(), []
     try:
-        found = job_mod._shared_or_lock(tmp_path, "k", stack, notes)
+        found = shared.take_or_wait(tmp_path, "k", stack, notes.append)
     finally:
         save.join()
         leader.wait(5)
@@ -361,7 +361,7 @@ def test_a_follower_waits_for_its_leader_then_loads_the_state_it_saved(tmp_path)
     with shared.pretraining_lock(tmp_path, "k", say=pytest.fail):  # released: no wait
         pass
     # nothing saved and nobody pretraining: this run takes the lock (and pretrains itself)
-    assert job_mod._shared_or_lock(tmp_path, "other", stack, notes) is None
+    assert shared.take_or_wait(tmp_path, "other", stack, notes.append) is None
     waiting = _holder(tmp_path, 0.0, key="other", wait=True)
     time.sleep(0.1)
     assert waiting.poll() is None  # blocked by this run's lock ...
@@ -370,18 +370,18 @@ def test_a_follower_waits_for_its_leader_then_loads_the_state_it_saved(tmp_path)
 
 
 def test_a_run_resumed_before_the_end_of_its_pretraining_holds_the_lock(tmp_path):
-    """job._shared_for_resumed: resumed mid-pretraining, a run holds its key's lock (a same-key
+    """shared.on_resume: resumed mid-pretraining, a run holds its key's lock (a same-key
     run waits for it, then loads what it saves); resumed past the switch, or without a key, it
     takes nothing."""
     import contextlib
     import time
 
     stack, notes = contextlib.ExitStack(), []
-    assert job_mod._shared_for_resumed(tmp_path, "done", _resumed(True), stack, notes, "done") is None
-    assert job_mod._shared_for_resumed(tmp_path, None, _resumed(False), stack, notes, None) is None
+    assert shared.on_resume(tmp_path, "done", True, "done", stack, notes.append) is None
+    assert shared.on_resume(tmp_path, None, False, None, stack, notes.append) is None
     with shared.pretraining_lock(tmp_path, "done", say=pytest.fail):  # not taken
         pass
-    assert job_mod._shared_for_resumed(tmp_path, "mid", _resumed(False), stack, notes, "mid") is None
+    assert shared.on_resume(tmp_path, "mid", False, "mid", stack, notes.append) is None
     waiting = _holder(tmp_path, 0.0, key="mid", wait=True)
     time.sleep(0.1)
     assert waiting.poll() is None  # the same-key run waits for the resumed one ...
@@ -399,7 +399,7 @@ def test_a_run_resumed_mid_pretraining_takes_the_state_a_same_key_run_saved(tmp_
     state = {"agent": {}, "curve": [], "sweeps": []}
     shared.save(tmp_path, "saved", state, source_run="other", step=1)
     stack, notes = contextlib.ExitStack(), []
-    found = job_mod._shared_for_resumed(tmp_path, "saved", _resumed(False), stack, notes, "saved")
+    found = shared.on_resume(tmp_path, "saved", False, "saved", stack, notes.append)
     assert found is not None and found.source_run == "other" and notes == []
     with shared.pretraining_lock(tmp_path, "saved", say=pytest.fail):  # not taken
         pass
@@ -408,7 +408,7 @@ def test_a_run_resumed_mid_pretraining_takes_the_state_a_same_key_run_saved(tmp_
     save = threading.Timer(0.2, shared.save, (tmp_path, "later", state), {"source_run": "leader", "step": 1})
     save.start()
     try:
-        found = job_mod._shared_for_resumed(tmp_path, "later", _resumed(False), stack, notes, "later")
+        found = shared.on_resume(tmp_path, "later", False, "later", stack, notes.append)
     finally:
         save.join()
         leader.wait(5)
@@ -419,31 +419,25 @@ def test_a_run_resumed_mid_pretraining_takes_the_state_a_same_key_run_saved(tmp_
 
 
 def test_a_run_resumed_from_a_checkpoint_made_under_another_key_takes_no_lock(tmp_path):
-    """job._shared_for_resumed: a checkpoint whose pretraining was computed under another key
+    """shared.on_resume: a checkpoint whose pretraining was computed under another key
     (code, threads or host changed since; None: it does not say) is not the key's computation, so
     the resumed run neither holds the key's lock nor waits for it; it only starts from a state
     already saved."""
     import contextlib
     stack, notes = contextlib.ExitStack(), []
     for made_under in ("before", None):
-        assert job_mod._shared_for_resumed(tmp_path, "now", _resumed(False), stack, notes, made_under) is None
+        assert shared.on_resume(tmp_path, "now", False, made_under, stack, notes.append) is None
         with shared.pretraining_lock(tmp_path, "now", wait=False) as free:
             assert free  # not taken
     holder = _holder(tmp_path, 60, key="now")  # another run pretraining the key: no wait for it either
     try:
-        assert job_mod._shared_for_resumed(tmp_path, "now", _resumed(False), stack, notes, "before") is None
+        assert shared.on_resume(tmp_path, "now", False, "before", stack, notes.append) is None
     finally:
         holder.kill()
         holder.wait(5)
     shared.save(tmp_path, "now", {"agent": {}, "curve": [], "sweeps": []}, source_run="other", step=1)
-    found = job_mod._shared_for_resumed(tmp_path, "now", _resumed(False), stack, notes, "before")
+    found = shared.on_resume(tmp_path, "now", False, "before", stack, notes.append)
     assert found is not None and found.source_run == "other" and notes == []
-
-
-def _resumed(pretrain_done: bool):
-    """What _shared_for_resumed reads of an agent loaded from its own checkpoint."""
-    import types
-    return types.SimpleNamespace(counters=types.SimpleNamespace(pretrain_done=pretrain_done))
 
 
 def _stop_at_a_pretraining_evaluation(monkeypatch, at_the_end: bool) -> None:

@@ -250,6 +250,40 @@ def save(root: Path | str, shared_key: str, state: dict, source_run: str, step: 
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def take_or_wait(root: Path | str, shared_key: str, held: contextlib.ExitStack,
+                 say: Callable[[str], None]) -> SharedState | None:
+    """For a run about to pretrain under ``shared_key``: the saved end-of-pretraining state if
+    there is one; else the key's lock, taken into ``held`` (waiting while another live run holds
+    it, then looking again), and None: the run pretrains, holding the lock until it has saved its
+    state. ``say``: how the run reports that it waits."""
+    if (found := load(root, shared_key)) is not None:
+        return found
+    held.enter_context(pretraining_lock(root, shared_key, say=say))
+    if (found := load(root, shared_key)) is not None:  # saved while we waited
+        held.close()
+    return found
+
+
+def on_resume(root: Path | str, shared_key: str | None, pretrain_done: bool, made_under: str | None,
+              held: contextlib.ExitStack, say: Callable[[str], None]) -> SharedState | None:
+    """For a run resumed from its own checkpoint before the end of its pretraining: the key's
+    saved state if another run has left one (further along than the checkpoint, and the same
+    computation: the key pins code, data, threads and host).
+
+    ``made_under`` is the key the checkpoint's pretraining was computed under (None: not known,
+    or not one key). Where it is ``shared_key``, the run goes on as a fresh one does
+    (``take_or_wait``): it holds the lock until it has saved its own state, so a same-key run
+    started meanwhile waits and loads it. Where it is not (code, threads or host changed since,
+    or the checkpoint predates the record), the rest of this pretraining is not the key's
+    computation: it neither takes the lock nor leaves its state, and only starts from a state
+    already saved. Resumed past the switch (``pretrain_done``), or without a key: None, no lock."""
+    if shared_key is None or pretrain_done:
+        return None
+    if made_under != shared_key:
+        return load(root, shared_key)
+    return take_or_wait(root, shared_key, held, say)
+
+
 def lock_path(root: Path | str, shared_key: str) -> Path:
     """The key's lock file: made by the run that takes the lock, removed by it as it lets go."""
     return Path(root) / DIRNAME / f"{shared_key}.lock"
