@@ -1,6 +1,6 @@
 """What complete runs of the same config took: the launch estimate's measured part.
 
-The launch estimate prices a run by a FLOP model (``launch.estimate_run``), which is off by a
+The launch estimate prices a run by a FLOP model (``benchmarks.launch.cost``), which is off by a
 factor that differs per method and domain (over the committed cpu-preset records: ODT on hopper
 took ~1.5x what it says, IQL on hopper ~0.8x, SAC on walker2d ~0.7x), so no one constant fixes
 it. Where the results folder already holds complete runs of the same computation (same method,

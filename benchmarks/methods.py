@@ -1,6 +1,8 @@
 """The method registry: names the runner knows, mapped to configs and agents.
 
-Every method is built the same way and presents the interface in baselines/interface.py.
+Every method is built the same way and presents the interface in baselines/interface.py, and
+states its budget (gradient updates, environment steps, FLOPs per update, from its config;
+benchmarks/budgets.py), which the launcher's cost estimate prices.
 
 * ``odt``: the paper's finetuning protocol (short pretraining with the finetuning table, then
   the online budget); ``odt-offline``: its offline protocol (1e5 updates, the offline table),
@@ -49,6 +51,8 @@ from baselines.dt import dt_agent, dt_config
 from baselines.interface import Agent
 from baselines.iql import IQLAgent, iql_config
 from baselines.sac import SACAgent, sac_config
+from benchmarks import budgets
+from benchmarks.budgets import BudgetFn
 from benchmarks.corl.driver import CorlIQLAgent, corl_config
 from benchmarks.datasets.minari_spec import hyperparameter_dataset
 from benchmarks.official.driver import OfficialODTAgent, official_config
@@ -112,18 +116,19 @@ def _sac_agent(cfg, data, make_env, score_fn, progress) -> Agent:
     return SACAgent(cfg, make_env, score_fn=score_fn, progress=progress)
 
 
-# name -> (config builder, agent builder)
-METHODS: dict[str, tuple[Callable, Callable]] = {
-    "odt": (_odt_config("online"), _odt_agent),
-    "odt-offline": (_odt_config("offline"), _odt_agent),
-    "odt-control": (_odt_config("online", **{"online.add_rollouts": False}), _odt_agent),
-    "odt-control-matched": (_odt_config("online", **{"online.add_rollouts": False}), _matched_agent),
-    "dt": (dt_config, dt_agent),
-    "iql": (iql_config, _iql_agent),
-    "sac": (_sac_config, _sac_agent),
-    "bc": (bc_config, _bc_agent),
-    "official-odt": (official_config, _official_agent),
-    "corl-iql": (corl_config, _corl_iql_agent),
+# name -> (config builder, agent builder, budget: what one run computes, from its config)
+METHODS: dict[str, tuple[Callable, Callable, BudgetFn]] = {
+    "odt": (_odt_config("online"), _odt_agent, budgets.odt_budget),
+    "odt-offline": (_odt_config("offline"), _odt_agent, budgets.odt_budget),
+    "odt-control": (_odt_config("online", **{"online.add_rollouts": False}), _odt_agent, budgets.odt_budget),
+    "odt-control-matched": (_odt_config("online", **{"online.add_rollouts": False}), _matched_agent,
+                            budgets.odt_budget),
+    "dt": (dt_config, dt_agent, budgets.odt_budget),
+    "iql": (iql_config, _iql_agent, budgets.iql_budget),
+    "sac": (_sac_config, _sac_agent, budgets.sac_budget),
+    "bc": (bc_config, _bc_agent, budgets.bc_budget),
+    "official-odt": (official_config, _official_agent, budgets.official_odt_budget),
+    "corl-iql": (corl_config, _corl_iql_agent, budgets.corl_iql_budget),
 }
 # methods that run code from outside this repository (the setup they need is in docs/)
 EXTERNAL_METHODS = ("official-odt", "corl-iql")
@@ -142,6 +147,13 @@ def method_config(method: str, dataset: str, preset: str, seed: int = 0, overrid
     with the paper's row of its environment family (``minari_spec.hyperparameter_dataset``)."""
     _require(method)
     return METHODS[method][0](hyperparameter_dataset(dataset), preset, seed, dict(overrides or {}))
+
+
+def budget_of(method: str) -> BudgetFn | None:
+    """The budget function ``method`` states (``benchmarks.budgets``); None where its entry names none."""
+    _require(method)
+    entry = METHODS[method]
+    return entry[2] if len(entry) > 2 else None
 
 
 def build_agent(method: str, cfg, data: Trajectories, make_env: Callable[[], gym.Env],

@@ -247,7 +247,7 @@ class Pricing:
         same = measured_cost.matching(self.timed, spec, config_dict(cfg), follower, self.cpu) if self.timed else []
         if same:
             return measured_cost.median_core_seconds(same), "measured"
-        model = launch.model_seconds(cfg, spec.dataset, follower)
+        model = launch.model_seconds(spec.method, cfg, spec.dataset, follower)
         ratio = self.ratios.get((spec.method, launch.domain_of(spec.dataset)))
         return (model * ratio, "calibrated") if ratio else (model, "model")
 
@@ -273,7 +273,7 @@ def _left(run: _Run, state: str, follower: bool, pricing: Pricing | None) -> tup
     if state == "complete":
         return 0.0, 0.0, ""
     cfg = run.built
-    share = launch.pretraining_share(cfg, run.entry.spec.dataset) if cfg is not None else 0.0
+    share = launch.pretraining_share(run.entry.spec.method, cfg, run.entry.spec.dataset) if cfg is not None else 0.0
     pace = rp.own_pace(run.progress, run.budget, share)
     if pace is not None:
         return pace.wall_left_s, pace.cpu_left_s if pace.cpu_left_s is not None else pace.wall_left_s * run.threads, "pace"

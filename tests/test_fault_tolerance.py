@@ -317,10 +317,10 @@ def test_bad_input_is_named_and_leaves_the_results_tree_untouched(tmp_path, refe
 
 # ----- stopping the launcher ------------------------------------------------------------------
 def test_sigterm_inside_a_launch_acts_as_ctrl_c_and_the_old_handler_comes_back():
-    from benchmarks.launch import _terminate_as_interrupt
+    from benchmarks.launch.executors import terminate_as_interrupt
 
     before = signal.getsignal(signal.SIGTERM)
-    with pytest.raises(KeyboardInterrupt), _terminate_as_interrupt():
+    with pytest.raises(KeyboardInterrupt), terminate_as_interrupt():
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)  # the handler raises at the next bytecode; never reached
     assert signal.getsignal(signal.SIGTERM) is before

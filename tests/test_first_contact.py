@@ -36,7 +36,7 @@ def data_dir(tmp_path, monkeypatch):
     """An empty data directory, as on a fresh clone; no GPU."""
     path = tmp_path / "data"
     monkeypatch.setenv("ODT_DATA_DIR", str(path))
-    monkeypatch.setattr(launch_mod, "gpu_present", lambda: False)
+    monkeypatch.setattr(launch_mod.options, "gpu_present", lambda: False)
     return path
 
 
@@ -87,7 +87,7 @@ def test_a_small_plan_with_missing_data_names_only_its_datasets(tmp_path, data_d
 
 def test_make_datasets_forges_the_missing_ones_then_launches(tmp_path, data_dir, launches, capsys, monkeypatch):
     made = []
-    monkeypatch.setattr(launch_mod, "forge_in_child", lambda name, argv: made.append((name, argv[1:])))
+    monkeypatch.setattr(launch_mod.preflight, "forge_in_child", lambda name, argv: made.append((name, argv[1:])))
     assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--make-datasets") == 0
     out = capsys.readouterr().out
     # the dataset CLI, in a process of its own (it pins the forge's math settings there), not --force
@@ -101,7 +101,7 @@ def test_make_datasets_forges_the_missing_ones_then_launches(tmp_path, data_dir,
 def test_a_dataset_the_forge_cannot_make_fails_before_any_run(tmp_path, data_dir, launches, capsys, monkeypatch):
     def fails(name, argv):
         raise ForgeError("SAC did not reach the medium level")
-    monkeypatch.setattr(launch_mod, "forge_in_child", fails)
+    monkeypatch.setattr(launch_mod.preflight, "forge_in_child", fails)
     assert _cli(tmp_path, "table1", "--datasets", "hopper-medium", "--seeds", "1", "--make-datasets") == 1
     assert "SAC did not reach" in capsys.readouterr().err and launches == []
 
@@ -191,7 +191,7 @@ def test_a_complete_row_on_other_data_than_the_file_is_named_in_a_warning(tmp_pa
 
 
 def test_an_invalid_d4rl_file_is_reported_and_never_forged_over(tmp_path, data_dir, launches, capsys, monkeypatch):
-    monkeypatch.setattr(launch_mod, "forge_in_child", lambda *a, **k: pytest.fail("the forge must not run"))
+    monkeypatch.setattr(launch_mod.preflight, "forge_in_child", lambda *a, **k: pytest.fail("the forge must not run"))
     bad = data_dir / "d4rl" / "hopper-medium-v2.hdf5"
     bad.parent.mkdir(parents=True)
     bad.write_bytes(np.random.default_rng(0).bytes(100))
@@ -229,7 +229,7 @@ def test_a_launch_that_left_runs_to_another_live_launch_does_not_exit_0(
 def test_the_default_preset_is_paper_on_slurm_or_a_gpu_else_cpu(tmp_path, data_dir, launches, capsys, monkeypatch):
     assert launch_mod.default_preset("slurm")[0] == "paper"
     assert launch_mod.default_preset("local") == ("cpu", "local CPU, no GPU")
-    monkeypatch.setattr(launch_mod, "gpu_present", lambda: True)
+    monkeypatch.setattr(launch_mod.options, "gpu_present", lambda: True)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     assert launch_mod.default_preset("local", launch_mod.job_gpus("local", LaunchOptions())) == (
         "paper", "a CUDA GPU is present")
@@ -250,7 +250,7 @@ def test_local_jobs_are_given_the_gpus_the_launcher_sees(tmp_path, monkeypatch, 
     """Submitit's local executor sets each job's CUDA_VISIBLE_DEVICES to the GPUs it is given and
     hides every GPU otherwise (the device machine's cpu-preset batch of 2026-11-28 ran on the CPU
     while the launch estimated it on the GPU): a local job is now given the launcher's GPUs."""
-    monkeypatch.setattr(launch_mod, "gpu_present", lambda: True)
+    monkeypatch.setattr(launch_mod.options, "gpu_present", lambda: True)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", listed)
     opts = LaunchOptions(executor="local", gpus=gpus)
     assert launch_mod.local_job_gpus(opts) == given and launch_mod.job_gpus("local", opts) == len(given)
@@ -312,7 +312,7 @@ def test_launch_reports_the_run_it_was_running_when_interrupted(tmp_path, monkey
 def test_local_job_processes_print_nothing_over_the_launchers_report(tmp_path, capfd):
     """submitit's local controllers share the terminal's Ctrl-C; what they print goes to a log."""
     log = tmp_path / "_logs" / launch_mod.CONTROLLER_LOG
-    with launch_mod._stderr_to(log):
+    with launch_mod.executors.stderr_to(log):
         child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stderr.write('KeyboardInterrupt')"])
     child.wait()
     print("the launcher's report", file=sys.stderr)
@@ -437,7 +437,7 @@ def test_records_store_the_log_relative_to_the_results_root(tmp_path, monkeypatc
     attempts = rec.read_json(d / rec.ENVIRONMENT)["attempts"]
     assert record["log"] == attempts[0]["log"] == "smoke/t/_logs/7_0_log.err"
     assert rec.resolve_log(root, record["log"]) == log
-    failure = launch_mod._failure(root, spec, RuntimeError("x"), None)
+    failure = launch_mod.scheduler.failure_of(root, spec, RuntimeError("x"), None)
     assert failure.log == str(log)
 
 
@@ -445,7 +445,7 @@ def test_old_records_with_absolute_log_paths_still_read(tmp_path):
     spec = RunSpec("t", "odt", "hopper-medium", 0, "smoke")
     rec.write_json(rec.run_dir(tmp_path, spec) / rec.RECORD, {"status": "failed", "log": "/old/host/1_0_log.err"})
     assert rec.resolve_log(tmp_path, "/old/host/1_0_log.err") == Path("/old/host/1_0_log.err")
-    assert launch_mod._failure(tmp_path, spec, RuntimeError("x"), None).log == "/old/host/1_0_log.err"
+    assert launch_mod.scheduler.failure_of(tmp_path, spec, RuntimeError("x"), None).log == "/old/host/1_0_log.err"
     assert rec.resolve_log(tmp_path, None) is None
 
 
@@ -469,7 +469,7 @@ def test_a_local_job_sees_the_launchers_gpus(tmp_path, monkeypatch):
     """End to end through submitit's local executor: the job's own CUDA_VISIBLE_DEVICES is the
     launcher's (by default) or empty (--gpus 0), not submitit's renumbering."""
     import os
-    monkeypatch.setattr(launch_mod, "gpu_present", lambda: True)
+    monkeypatch.setattr(launch_mod.options, "gpu_present", lambda: True)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
     seen = {}
     for gpus in (None, 0):

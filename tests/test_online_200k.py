@@ -133,7 +133,7 @@ def _duration(spec):
 @pytest.mark.parametrize("parallel", [1, 2, 3])
 def test_each_matched_control_starts_after_its_twin_has_ended(tmp_path, monkeypatch, parallel):
     clock = _Clock(_duration)
-    monkeypatch.setattr(launch_mod, "make_executor", lambda *a, **k: clock.executor())
+    monkeypatch.setattr(launch_mod.scheduler, "make_executor", lambda *a, **k: clock.executor())
     specs = expand("online_200k", "cpu-200k")
     opts = launch_mod.LaunchOptions(executor="local", parallel=parallel, poll_s=0.0, holder_grace_s=0.0)
     report = launch_mod.launch(specs, tmp_path, opts, progress=False)
@@ -150,7 +150,7 @@ def test_each_matched_control_starts_after_its_twin_has_ended(tmp_path, monkeypa
 def test_a_held_back_control_does_not_idle_a_free_slot(tmp_path, monkeypatch):
     """Two at once: while ODT seed 0 runs, the slot next to it runs other work, never nothing."""
     clock = _Clock(_duration)
-    monkeypatch.setattr(launch_mod, "make_executor", lambda *a, **k: clock.executor())
+    monkeypatch.setattr(launch_mod.scheduler, "make_executor", lambda *a, **k: clock.executor())
     specs = expand("online_200k", "cpu-200k")
     launch_mod.launch(specs, tmp_path, launch_mod.LaunchOptions(executor="local", parallel=2, poll_s=0.0,
                                                                 holder_grace_s=0.0), progress=False)
@@ -166,7 +166,7 @@ def test_a_held_back_control_does_not_idle_a_free_slot(tmp_path, monkeypatch):
 
 def test_on_slurm_the_controls_go_out_as_a_second_array(tmp_path, monkeypatch):
     clock = _Clock(lambda spec: 1)
-    monkeypatch.setattr(launch_mod, "make_executor", lambda *a, **k: clock.executor())
+    monkeypatch.setattr(launch_mod.scheduler, "make_executor", lambda *a, **k: clock.executor())
     specs = expand("online_200k", "cpu-200k", seeds=2)
     report = launch_mod.launch(specs, tmp_path, launch_mod.LaunchOptions(executor="slurm", poll_s=0.0,
                                                                          holder_grace_s=0.0), progress=False)

@@ -94,11 +94,11 @@ def test_bad_names_raise_listing_the_valid_ones(kwargs, needle):
 # ----- estimate ------------------------------------------------------------------------------
 def test_estimate_counts_updates_and_env_steps_of_the_paper_config():
     cfg = make_config("hopper-medium", "online", "paper")
-    updates, env_steps, flops, exact = estimate_run(cfg)
+    updates, env_steps, flops, exact = estimate_run("odt", cfg)
     assert exact and updates == pytest.approx(5000 + 400 * 300)  # 200k samples in 500-step episodes
     assert env_steps >= 200_000
     cpu = make_config("hopper-medium", "online", "cpu")
-    small = estimate_run(cpu)
+    small = estimate_run("odt", cpu)
     assert small[2] < flops / 50
     # cpu: 5000 samples in episodes of 500 are 10 rounds, evaluated every 5 (the 5th and the 10th,
     # which ends the phase), after 3 pretraining evaluations (1000, 2000, 2500): 5 of 10 episodes
@@ -114,21 +114,21 @@ def test_antmaze_estimate_counts_its_evaluations_at_the_cap_and_at_antmaze_step_
     from benchmarks.launch import ANTMAZE_STEP_S, ENV_STEP_S
 
     cfg = make_config("antmaze-umaze", "offline", "cpu")  # 2e4 updates, evaluated every 2500
-    _, env_steps, _, _ = estimate_run(cfg, "antmaze-umaze")
+    _, env_steps, _, _ = estimate_run("odt-offline", cfg, "antmaze-umaze")
     # 8 evaluations, as the committed DT antmaze-umaze curves have (2500, 5000, ..., 20000): the one
     # ending the offline phase runs 100 episodes, the other 7 run 20 (the amendment of 2026-11-29)
     assert env_steps == pytest.approx((1 * 100 + 7 * 20) * 700)
     (spec,) = expand("table1", "cpu", seeds=1, datasets=["antmaze-umaze"], methods=["odt-offline"])
     assert estimate([spec]).env_seconds == pytest.approx((100 + 7 * 20) * 700 * ANTMAZE_STEP_S)
     full = dataclasses.replace(cfg, eval_episodes_interim=0)
-    assert estimate_run(full, "antmaze-umaze")[1] == pytest.approx(8 * 100 * 700)
+    assert estimate_run("odt-offline", full, "antmaze-umaze")[1] == pytest.approx(8 * 100 * 700)
     # IQL: 1.8e5 / 1e4 = 18 offline and 5000 / 1000 = 5 online evaluations (23, as the committed
     # IQL hopper-medium curves have), the two ending a phase at 100 episodes
     iql = iql_config("antmaze-umaze", "cpu")
-    assert estimate_run(iql, "antmaze-umaze")[1] == pytest.approx(5000 + (2 * 100 + 21 * 20) * 700)
+    assert estimate_run("iql", iql, "antmaze-umaze")[1] == pytest.approx(5000 + (2 * 100 + 21 * 20) * 700)
     hopper = make_config("hopper-medium", "offline", "cpu")  # 2500 updates, evaluated every 1000
     # at 1000, 2000 and the end, 2500: 3 evaluations of 10 episodes of half the cap
-    assert estimate_run(hopper, "hopper-medium")[1] == pytest.approx(3 * 10 * 500)
+    assert estimate_run("odt-offline", hopper, "hopper-medium")[1] == pytest.approx(3 * 10 * 500)
     (spec,) = expand("table1", "cpu", seeds=1, datasets=["hopper-medium"], methods=["odt-offline"])
     assert estimate([spec]).env_seconds == pytest.approx(3 * 10 * 500 * ENV_STEP_S)
 
@@ -414,10 +414,11 @@ def test_a_refused_submission_is_reported_not_raised(tmp_path, monkeypatch):
 
 def test_auto_executor_needs_a_live_slurm_controller(monkeypatch):
     import benchmarks.launch as launch_mod
-    monkeypatch.setattr(launch_mod.shutil, "which", lambda name: None)
+    from benchmarks.launch import preflight
+    monkeypatch.setattr(preflight.shutil, "which", lambda name: None)
     assert launch_mod.resolve_executor("auto") == "local" and launch_mod.resolve_executor("slurm") == "slurm"
-    monkeypatch.setattr(launch_mod.shutil, "which", lambda name: f"/usr/bin/{name}")
-    monkeypatch.setattr(launch_mod.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError("no controller")))
+    monkeypatch.setattr(preflight.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(preflight.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError("no controller")))
     assert launch_mod.resolve_executor("auto") == "local"  # client tools installed, controller down
 
 
@@ -425,17 +426,18 @@ def test_slurm_jobs_larger_than_every_node_are_refused_before_submission(monkeyp
     import subprocess as sp
 
     import benchmarks.launch as launch_mod
+    from benchmarks.launch import preflight
     seen = []
 
     def fake_sinfo(cmd, **kw):
         seen.append(cmd)
         return sp.CompletedProcess(cmd, 0, stdout="2\n4+\n", stderr="")
-    monkeypatch.setattr(launch_mod.subprocess, "run", fake_sinfo)
+    monkeypatch.setattr(preflight.subprocess, "run", fake_sinfo)
     assert launch_mod.largest_node_cpus("gpu") == 4 and seen[-1][-2:] == ["-p", "gpu"]
     with pytest.raises(ConfigError, match="cpus=8 is out of range: the largest node of partition 'gpu' has 4 CPUs"):
         launch_mod.make_executor("slurm", tmp_path, LaunchOptions(cpus=8, partition="gpu"))
     launch_mod.check_fits_slurm(LaunchOptions(cpus=4))  # fits: no error
-    monkeypatch.setattr(launch_mod.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError()))
+    monkeypatch.setattr(preflight.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError()))
     assert launch_mod.largest_node_cpus(None) is None  # unknown: submission goes ahead
     with pytest.raises(ConfigError, match="max_requeues"):
         LaunchOptions(max_requeues=-1).validate()

@@ -244,7 +244,7 @@ def submitted(monkeypatch) -> list[RunSpec]:
             specs.append(spec)
             return Job()
 
-    monkeypatch.setattr(launch_mod, "make_executor", lambda *a, **k: Executor())
+    monkeypatch.setattr(launch_mod.scheduler, "make_executor", lambda *a, **k: Executor())
     return specs
 
 
@@ -555,11 +555,11 @@ def test_the_estimate_counts_a_shared_pretraining_once():
     cfg_odt, cfg_control = (method_config(s.method, s.dataset, s.preset, s.seed, {}) for s in (odt, control))
     est = estimate([odt, control])
     assert est.shared_runs == 1 and "1 run starts from another run's pretraining" in est.describe()
-    alone_u = estimate_run(cfg_odt)[0] + estimate_run(cfg_control)[0]
+    alone_u = estimate_run("odt", cfg_odt)[0] + estimate_run("odt-control", cfg_control)[0]
     assert est.updates == pytest.approx(alone_u - cfg_odt.pretrain_updates)
-    pu, pe, pf = estimate_pretraining(cfg_control)
-    assert pu == cfg_control.pretrain_updates and 0 < pe < estimate_run(cfg_control)[1]
-    assert est.flops == pytest.approx(estimate_run(cfg_odt)[2] + estimate_run(cfg_control)[2] - pf)
+    pu, pe, pf = estimate_pretraining("odt-control", cfg_control)
+    assert pu == cfg_control.pretrain_updates and 0 < pe < estimate_run("odt-control", cfg_control)[1]
+    assert est.flops == pytest.approx(estimate_run("odt", cfg_odt)[2] + estimate_run("odt-control", cfg_control)[2] - pf)
     assert estimate([odt, control], reuse_pretraining=False).shared_runs == 0
     other_seed = RunSpec("t", "odt-control", "hopper-medium", 1, "cpu")
     assert estimate([odt, other_seed]).shared_runs == 0
@@ -567,8 +567,8 @@ def test_the_estimate_counts_a_shared_pretraining_once():
     est = estimate(iql)
     cfg = method_config("iql", "hopper-medium", "cpu", 0, {})
     assert est.shared_runs == 1
-    assert est.updates == pytest.approx(2 * estimate_run(cfg)[0] - estimate_pretraining(cfg)[0])
-    assert 0 < estimate_pretraining(cfg)[0] < estimate_run(cfg)[0]
+    assert est.updates == pytest.approx(2 * estimate_run("iql", cfg)[0] - estimate_pretraining("iql", cfg)[0])
+    assert 0 < estimate_pretraining("iql", cfg)[0] < estimate_run("iql", cfg)[0]
 
 
 def test_the_pretraining_estimate_counts_the_evaluation_ending_it_at_full_length():
@@ -579,7 +579,7 @@ def test_the_pretraining_estimate_counts_the_evaluation_ending_it_at_full_length
     cfg = method_config("odt", "antmaze-umaze", "cpu", 0, {})
     assert (cfg.pretrain_updates, cfg.eval_every_updates) == (20_000, 2500)
     assert (cfg.eval_episodes, cfg.eval_episodes_interim) == (100, 20)
-    _, env_steps, _ = estimate_pretraining(cfg, "antmaze-umaze")
+    _, env_steps, _ = estimate_pretraining("odt", cfg, "antmaze-umaze")
     assert env_steps == pytest.approx((7 * 20 + 100) * cfg.model.max_ep_len)
 
 
@@ -598,5 +598,5 @@ def test_the_estimate_skips_a_pretraining_a_finished_run_left_on_disk(tmp_path):
     cfg = method_config("odt", "hopper-medium", "smoke", 0, {})
     est = estimate([odt], saved={odt.run_id})
     assert est.shared_runs == 1
-    assert est.updates == pytest.approx(estimate_run(cfg)[0] - estimate_pretraining(cfg)[0])
-    assert estimate([odt], saved={odt.run_id}, reuse_pretraining=False).updates == pytest.approx(estimate_run(cfg)[0])
+    assert est.updates == pytest.approx(estimate_run("odt", cfg)[0] - estimate_pretraining("odt", cfg)[0])
+    assert estimate([odt], saved={odt.run_id}, reuse_pretraining=False).updates == pytest.approx(estimate_run("odt", cfg)[0])

@@ -152,8 +152,8 @@ def test_a_run_that_shares_pretraining_waits_on_the_live_run_computing_it(tmp_pa
     # priced by the cost model (no complete runs to measure here) without the pretraining it takes from its leader
     cfg = job_mod.spec_config(later)
     assert by_id[later.run_id]["left_from"] == "model"
-    assert by_id[later.run_id]["left_core_s"] == pytest.approx(launch_mod.model_seconds(cfg, later.dataset, follower=True))
-    assert by_id[later.run_id]["left_core_s"] < launch_mod.model_seconds(cfg, later.dataset)
+    assert by_id[later.run_id]["left_core_s"] == pytest.approx(launch_mod.model_seconds(later.method, cfg, later.dataset, follower=True))
+    assert by_id[later.run_id]["left_core_s"] < launch_mod.model_seconds(later.method, cfg, later.dataset)
     # both just started, neither has evaluated: the one whose attempt started first holds the key's lock
     rec.write_curve(lead / rec.CURVE, [])
     rec.write_json(lead / rec.ENVIRONMENT, {"attempts": [{"torch_threads": 1, "time": "2026-01-01T00:00:00Z"}]})
@@ -268,7 +268,7 @@ LIVE = re.compile(r"odt hopper-medium s0: (pretrain|online) [\d,]+/[\d,]+ (updat
 
 
 def test_a_smoke_launch_prints_each_running_runs_phase_progress_and_score(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(launch_mod, "LIVE_EVERY_S", 0.05)
+    monkeypatch.setattr(launch_mod.scheduler, "LIVE_EVERY_S", 0.05)
     args = ["table1", "--preset", "smoke", "--seeds", "1", "--datasets", "hopper-medium", "--methods", "odt",
             "--executor", "debug", "--results", str(tmp_path / "r"), "--tables-dir", str(tmp_path / "t")]
     assert run_cli.main(args) == 0
