@@ -1,6 +1,8 @@
-"""Drawing the catalogue: each figure from its runs, saved as PNG and PDF beside the CSV of
-exactly the data drawn and a JSON sidecar of its provenance; Appendix F's figure from the
-datasets; ``make plots`` over every preset; the command line."""
+"""``make plots`` / ``python -m benchmarks.plots``: every figure of the catalogue drawn from the
+runs under a results root, each saved as PNG and PDF beside the CSV of exactly the data drawn and
+a JSON sidecar of its provenance, under ``<out>/<preset>/``; Appendix F's figure from the datasets.
+A figure with no run to draw is skipped (``--missing`` writes it, saying which experiment to run);
+rerunning on unchanged records changes no byte."""
 
 from __future__ import annotations
 
@@ -186,9 +188,7 @@ def make_plots(root: Path | str, out: Path | str | None = None, presets: list[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks import plots
-
-    p = argparse.ArgumentParser(prog="python -m benchmarks.plots", description=plots.__doc__,
+    p = argparse.ArgumentParser(prog="python -m benchmarks.plots", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default results/)")
     p.add_argument("--out", type=Path, default=None,
