@@ -14,6 +14,7 @@ from matplotlib.collections import LineCollection  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from benchmarks import plots  # noqa: E402
+from tests.test_aggregate import fake_run  # noqa: E402
 
 
 def _two_arm_rows(finals: dict[str, dict[int, float]]) -> pd.DataFrame:
@@ -229,23 +230,93 @@ def test_no_seaborn_call_in_plots_is_left_with_a_bootstrap_or_default_errorbar()
     """Every seaborn call that aggregates names its errorbar: None, or a function (seaborn's own
     default and ('ci', 95) are percentile bootstraps); a call with estimator=None draws raw runs."""
     import ast
+    import importlib
     import inspect
+    import pkgutil
 
-    tree = ast.parse(inspect.getsource(plots))
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-             and isinstance(n.func.value, ast.Name) and n.func.value.id == "sns" and n.func.attr in AGGREGATING]
-    assert calls
-    for call in calls:
-        kw = {k.arg: k.value for k in call.keywords}
-        where = f"plots.py:{call.lineno} sns.{call.func.attr}"
-        if isinstance(kw.get("estimator"), ast.Constant) and kw["estimator"].value is None:
-            continue
-        assert "errorbar" in kw, f"{where}: seaborn's default errorbar is a bootstrap"
-        value = eval(compile(ast.Expression(kw["errorbar"]), "plots.py", "eval"), vars(plots))
-        assert value is None or callable(value), f"{where}: errorbar={value!r}"
-        assert not {"n_boot", "seed"} & set(kw) and not any(k.arg is None for k in call.keywords), where
+    checked = 0
+    for info in pkgutil.iter_modules(plots.__path__):  # every module of the package
+        module = importlib.import_module(f"benchmarks.plots.{info.name}")
+        syntax = ast.parse(inspect.getsource(module))
+        calls = [n for n in ast.walk(syntax) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and isinstance(n.func.value, ast.Name) and n.func.value.id == "sns" and n.func.attr in AGGREGATING]
+        for call in calls:
+            checked += 1
+            kw = {k.arg: k.value for k in call.keywords}
+            where = f"{info.name}.py:{call.lineno} sns.{call.func.attr}"
+            if isinstance(kw.get("estimator"), ast.Constant) and kw["estimator"].value is None:
+                continue
+            assert "errorbar" in kw, f"{where}: seaborn's default errorbar is a bootstrap"
+            value = eval(compile(ast.Expression(kw["errorbar"]), where, "eval"), vars(module))
+            assert value is None or callable(value), f"{where}: errorbar={value!r}"
+            assert not {"n_boot", "seed"} & set(kw) and not any(k.arg is None for k in call.keywords), where
+    assert checked
 
 
 def test_captions_no_longer_say_bootstrap():
     for f in plots.FIGURES:
-        assert "bootstrap" not in f.title, f.name
+        assert "bootstrap" not in f.title + f.reading, f.name
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """Table 1 at the smoke preset: 9 complete runs over seeds 0-2, one failed and one diverged."""
+    root = tmp_path / "results"
+    for s in range(3):
+        for method, dataset in (("odt", "hopper-medium"), ("iql", "hopper-medium"), ("odt", "walker2d-medium")):
+            fake_run(root, method, dataset, s, final=60.0 + s)
+    fake_run(root, "iql", "walker2d-medium", 0, status="failed")
+    fake_run(root, "iql", "walker2d-medium", 1, status="diverged")
+    return root
+
+
+def test_every_figure_has_a_short_title_and_its_provenance_in_a_caption_and_a_sidecar(tree, tmp_path, monkeypatch):
+    """Titles a reader takes in at a glance: the catalogue's title on one line, plus at most one
+    warning line (smoke preset, unfinished runs); where the figure comes from (preset, runs,
+    seeds, data source, code version) is in the caption under the axes and the sidecar JSON."""
+    import json
+
+    from benchmarks.plots import catalogue, provenance
+    from benchmarks.plots import make as render
+
+    drawn = {}
+
+    def keep_texts(fig, data, out, name):  # the texts as drawn; no PNG or PDF written (seconds each)
+        drawn[name] = (fig._suptitle.get_text(), fig.texts[-1].get_text())
+        plt.close(fig)
+        return []
+
+    monkeypatch.setattr(render, "save_figure", keep_texts)
+    out = tmp_path / "figs"
+    plots.make_plots(tree, out, ["smoke"], names=[f.name for f in plots.FIGURES], missing=True)
+    monkeypatch.setattr("benchmarks.datasets.load_dataset", lambda *a, **k: (_ for _ in ()).throw(OSError("absent")))
+    render.render_sampling_probabilities("smoke", out / "smoke")
+    assert set(drawn) == {f.name for f in plots.FIGURES} | {"sampling_probabilities"}
+    titles = {f.name: f.title for f in plots.FIGURES} | {"sampling_probabilities": render.SAMPLING_TITLE}
+    for name, (title, caption) in drawn.items():
+        lines = title.split("\n")
+        assert lines[0] == titles[name] and len(lines[0]) <= catalogue.TITLE_CHARS, name
+        assert lines[1:] and provenance.SMOKE in lines[1] and len(lines) == 2, name  # the smoke warning, once
+        assert "preset smoke" in caption, name
+        side = json.loads((out / "smoke" / f"{name}.json").read_text())
+        assert side["title"] == lines and side["preset"] == "smoke" and side["smoke"] and side["command"], name
+    table1 = json.loads((out / "smoke" / "learning_curves.json").read_text())  # a figure with runs
+    assert table1["seeds"] == "0-2" and table1["runs"] == {"complete": 9, "diverged": 1, "failed": 1}
+    assert table1["data"] == provenance.DATA_SOURCES["generated-smoke"] and table1["code_versions"]
+    assert table1["records"] == [str(tree.resolve() / "smoke" / "table1")]
+    assert "INCOMPLETE: 9 complete, 1 diverged, 1 failed" in drawn["learning_curves"][0]
+    caption = drawn["learning_curves"][1]
+    for fact in ("seeds 0-2", "online samples used 100 per online run", "tiny generated smoke data",
+                 "code not recorded", "learning_curves.json"):
+        assert fact in caption.replace("\n", " "), fact
+    assert "no runs found" in drawn["hindsight"][1]  # a missing figure still says its preset
+
+
+def test_a_code_version_note_names_the_commonest_and_counts_the_others():
+    from benchmarks.plots import provenance
+
+    versions = provenance.code_versions(pd.Series(["abc1234", "abc1234", "def5678", None]))
+    assert versions == {"abc1234": 2, "def5678": 1, "not recorded": 1}
+    assert provenance.code_note(versions, "f.json") == "code abc1234 (2 runs) and 2 other versions (each in f.json)"
+    assert provenance.code_note({"abc1234": 3}, "f.json") == "code abc1234"
+    assert provenance.title_lines("T", "cpu") == ["T"]

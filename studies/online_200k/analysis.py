@@ -256,7 +256,7 @@ def draw_figure(table: pd.DataFrame, curves: pd.DataFrame, out_dir: Path) -> lis
     import matplotlib.pyplot as plt  # Agg: set by benchmarks.plots
 
     band = gap_band(gaps)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
     for _, g in gaps.groupby("seed"):
         left.plot(g.online_samples, g.gap, lw=0.7, alpha=0.45, color="tab:blue")
     if not band.empty:
@@ -283,8 +283,12 @@ def draw_figure(table: pd.DataFrame, curves: pd.DataFrame, out_dir: Path) -> lis
     right.set(xlabel="online samples", ylabel="normalised score", title="ODT's and IQL's own curves")
     if right.get_legend_handles_labels()[0]:
         right.legend(loc="best", fontsize=8)
-    fig.suptitle(f"{DATASET}, preset {PRESET}: does online data matter at 200k samples?", fontsize=10)
-    fig.tight_layout()
+    iql_runs = int((table.method == IQL).sum())
+    plots.provenance.draw_header(fig, [f"Does online data matter at 200k samples? ({DATASET})"], [
+        "left: ODT − control per seed (thin), their mean and its 95% paired t-interval where every pair evaluated; "
+        "dotted: the registered sample points; right: each run's own curve (thin) and the arm's mean",
+        f"preset {PRESET}; {gaps.seed.nunique()} complete pairs (seeds {', '.join(map(str, sorted(gaps.seed.unique())))});"
+        f" {iql_runs} IQL runs; protocol paper_tables/PROTOCOL-online-200k-cpu.md"])
 
     out_dir.mkdir(parents=True, exist_ok=True)
     data = pd.concat([gaps.assign(kind="pair"), band.rename(columns={"mean": "gap"}).assign(kind="mean", seed=np.nan)],
