@@ -26,7 +26,6 @@ the standardisation is recomputed from the dataset. ``finetune`` is a no-op.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,10 +36,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from baselines.iql import CPU_IQL_OFFLINE_UPDATES
 from odt.clock import Stopwatch
 from odt.config import (
-    CPU_ANTMAZE_EVAL_EPISODES_INTERIM,
     PRESETS,
     ConfigError,
     apply_overrides,
@@ -55,6 +52,7 @@ from odt.progress import progress_bar
 from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
 from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
 from odt.trajectories import Trajectories
+from rlbase.presets import scale_bc
 
 EnvFactory = Callable[[], gym.Env]
 ScoreFn = Callable[[np.ndarray], np.ndarray]
@@ -101,29 +99,14 @@ class BCConfig:
 
 def bc_config(dataset: str, preset: str = "paper", seed: int = 0,
               overrides: dict[str, Any] | None = None) -> BCConfig:
-    """BC's configuration: CORL's settings, scaled by preset, then overrides.
-
-    ``paper``: CORL's (1e6 updates, evaluated every 5000; 10 episodes, 100 on AntMaze).
-    ``cpu``: the network, batch and rate kept, 1e6 updates -> ``CPU_IQL_OFFLINE_UPDATES`` (1.8e5),
-    IQL's offline budget at that preset, which scales the same published 1e6 the same way: BC and
-    IQL's offline phase are compared at the same updates of the same batch. Evaluated every 1e4
-    updates as IQL; on AntMaze the evaluations before the last run 20 episodes
-    (``CPU_ANTMAZE_EVAL_EPISODES_INTERIM``), the last one 100, as every method there.
-    ``cpu-200k`` changes only online phases, which BC has none of: BC there is BC at ``cpu``.
-    ``smoke`` runs in seconds and is not a result.
-    """
+    """BC's configuration: CORL's settings, scaled by preset (rlbase.presets.scale_bc), then
+    overrides."""
     if dataset not in known_datasets():
         raise ConfigError(f"unknown dataset {dataset!r}; known: {', '.join(known_datasets())}")
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
     cfg = BCConfig(seed=seed, eval_episodes=domain_defaults(dataset)["eval_episodes"])
-    if preset in ("cpu", "cpu-200k"):
-        cfg = dataclasses.replace(cfg, updates=CPU_IQL_OFFLINE_UPDATES, eval_every_updates=10_000)
-        if is_antmaze(dataset):
-            cfg = dataclasses.replace(cfg, eval_episodes_interim=CPU_ANTMAZE_EVAL_EPISODES_INTERIM)
-    elif preset == "smoke":
-        cfg = dataclasses.replace(cfg, hidden_dim=32, batch_size=32, updates=40, eval_episodes=2,
-                                  eval_every_updates=20, checkpoint_every_updates=20)
+    cfg = scale_bc(cfg, preset, is_antmaze(dataset))
     return apply_overrides(cfg.validate(), overrides or {})
 
 

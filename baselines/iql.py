@@ -47,7 +47,6 @@ from torch import nn
 
 from odt.clock import Stopwatch
 from odt.config import (
-    CPU_ANTMAZE_EVAL_EPISODES_INTERIM,
     PRESETS,
     ConfigError,
     apply_overrides,
@@ -63,6 +62,7 @@ from odt.progress import ProgressBar, progress_bar
 from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
 from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
 from odt.trajectories import DatasetError, Trajectories
+from rlbase.presets import scale_iql
 
 EnvFactory = Callable[[], gym.Env]
 ScoreFn = Callable[[np.ndarray], np.ndarray]
@@ -134,35 +134,10 @@ class IQLConfig:
         return self
 
 
-CPU_IQL_OFFLINE_UPDATES = 180_000  # the protocol's plateau rule on iql_offline_curve (seed 100)
-CPU_IQL_ONLINE_WINDOW = 25_000  # 5k online samples end at 20% of it, as 200k of 1M in the paper
-
-
 def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
                overrides: dict[str, Any] | None = None) -> IQLConfig:
-    """IQL's published configuration for a dataset, scaled by preset, then overrides.
-
-    ``cpu`` (the protocol paper_tables/PROTOCOL-table1-cpu.md): 1e6 offline updates ->
-    ``CPU_IQL_OFFLINE_UPDATES`` = 1.8e5, the protocol's plateau rule applied to the tuning curve
-    of experiment ``iql_offline_curve`` (seed 100, hopper-medium); the cosine actor schedule is
-    spread over that length. About 40-55 min of one core per run. (Before: 2e4, which left IQL
-    below the generated dataset's own mean; those runs are in results/archive/.) 200k online
-    samples -> 5k (/40, ODT's and SAC's budget at that preset), still one update per sample,
-    and online batches come from the newest ``CPU_IQL_ONLINE_WINDOW`` = 25k transitions, so
-    online data ends at 20% of what is sampled, as 200k of a 1M buffer in the paper's setting
-    (ODT's buffer at the preset keeps the same share; ``online_window=0`` is the published
-    buffer, the protocol's second variant). The networks, batch and learning rates are kept.
-    On AntMaze the evaluations between the ends of the two phases run 20 episodes instead of 100
-    (``CPU_ANTMAZE_EVAL_EPISODES_INTERIM``, as ODT's and DT's there).
-    ``cpu-200k`` (ODT's preset of that name: the cpu model size with the paper's online budget):
-    the cpu preset's offline phase (1.8e5 updates, evaluated every 1e4) and the published online
-    phase at Table 1's budget, as the ``paper`` preset runs it: 200k samples, one update per
-    sample, the published buffer (1M transitions, 2M on AntMaze; offline data then online samples, FIFO;
-    ``online_window=0``, batches from all of it: the 200k online samples end at 20% of it, the
-    share the cpu preset's 25k window imitates) and an evaluation every 5000 samples (40 points
-    on the curve; the paper preset's cadence, not a published value).
-    ``smoke`` runs in seconds and is not a result.
-    """
+    """IQL's published configuration for a dataset, scaled by preset (rlbase.presets.scale_iql),
+    then overrides."""
     if dataset not in known_datasets():
         raise ConfigError(f"unknown dataset {dataset!r}; known: {', '.join(known_datasets())}")
     if preset not in PRESETS:
@@ -173,21 +148,7 @@ def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
     if is_antmaze(dataset):
         cfg = dataclasses.replace(cfg, domain="antmaze", expectile=0.9, temperature=10.0,
                                   buffer_size=2_000_000)
-    if preset == "cpu":
-        cfg = dataclasses.replace(cfg, offline_updates=CPU_IQL_OFFLINE_UPDATES,
-                                  online_samples=cfg.online_samples // 40,
-                                  online_window=CPU_IQL_ONLINE_WINDOW,
-                                  eval_every_updates=10_000, eval_every_samples=1000,
-                                  checkpoint_every_updates=5000)
-    elif preset == "cpu-200k":  # the published online phase (online_samples, buffer, window 0) kept
-        cfg = dataclasses.replace(cfg, offline_updates=CPU_IQL_OFFLINE_UPDATES, eval_every_updates=10_000,
-                                  checkpoint_every_updates=5000)
-    elif preset == "smoke":
-        cfg = dataclasses.replace(cfg, hidden_dim=32, batch_size=32, offline_updates=40,
-                                  online_samples=300, eval_episodes=2, eval_every_updates=20,
-                                  eval_every_samples=150, checkpoint_every_updates=20)
-    if preset in ("cpu", "cpu-200k") and is_antmaze(dataset):  # as ODT's and DT's AntMaze evaluations there
-        cfg = dataclasses.replace(cfg, eval_episodes_interim=CPU_ANTMAZE_EVAL_EPISODES_INTERIM)
+    cfg = scale_iql(cfg, preset, is_antmaze(dataset))
     return apply_overrides(cfg.validate(), overrides or {})
 
 

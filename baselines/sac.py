@@ -38,6 +38,7 @@ from odt.config import PRESETS, ConfigError, apply_overrides, is_finite, is_rate
 from odt.progress import progress_bar
 from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
 from odt.train import StopRequested, TrainingDiverged
+from rlbase.presets import scale_sac
 
 Logger = Callable[[dict], None]
 
@@ -92,25 +93,12 @@ class SACConfig:
 
 def sac_config(dataset: str, preset: str = "paper", seed: int = 0,
                overrides: dict[str, Any] | None = None) -> SACConfig:
-    """SAC's configuration for one run.
-
-    * ``paper``: the SAC paper's hyperparameters, 200k online samples (Table 1's budget).
-    * ``cpu``: the same networks and rates; the counts divided by 40 as the ODT ``cpu`` preset
-      divides its online budget (5k samples, 125 random warm-up steps, evaluation every 1000
-      steps), so SAC, IQL and ODT are compared at the same number of online samples.
-    * ``cpu-200k``: as ``paper`` (SAC has nothing for the cpu preset to shrink but its counts,
-      and this preset keeps the paper's 200k samples), labelled with its own preset.
-    * ``smoke``: seconds, for tests and CI (tiny networks, 300 samples). Not a result.
-    """
+    """SAC's configuration for one run: the SAC paper's, scaled by preset
+    (rlbase.presets.scale_sac), then overrides."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
     cfg = SACConfig(dataset=dataset, preset=preset, seed=seed)
-    if preset == "cpu":
-        cfg = dataclasses.replace(cfg, online_samples=cfg.online_samples // 40, warmup_steps=cfg.warmup_steps // 40,
-                                  eval_every=1_000, checkpoint_every=2_000)
-    elif preset == "smoke":
-        cfg = dataclasses.replace(cfg, online_samples=300, warmup_steps=100, batch_size=32, hidden_dim=32,
-                                  eval_every=150, eval_episodes=2, checkpoint_every=100, buffer_size=10_000)
+    cfg = scale_sac(cfg, preset)
     cfg = apply_overrides(cfg, dict(overrides or {}))
     return cfg.validate()
 

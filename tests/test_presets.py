@@ -9,10 +9,12 @@ a preset: ``python tests/test_presets.py --write``.
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).resolve().parent / "golden" / "configs" / "presets.json"
 LEFT_OUT = ("corl-iql",)
 
@@ -46,6 +48,14 @@ def test_every_config_of_every_preset_is_the_recorded_one():
     assert len(now) == len(recorded), f"{len(recorded)} configs recorded, {len(now)} now"
     changed = [f"recorded {a}\n     now {b}" for a, b in zip(recorded, now) if a != b]
     assert not changed, f"{len(changed)} configs changed:\n" + "\n".join(changed[:5])
+
+
+def test_the_presets_module_imports_none_of_the_methods():
+    """rlbase/presets.py sits below every method: it imports nothing of the project's packages."""
+    tree = ast.parse((REPO / "rlbase" / "presets.py").read_text())
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert names and not [m for m in names if m.split(".")[0] in ("odt", "baselines", "benchmarks", "studies")]
 
 
 if __name__ == "__main__":
