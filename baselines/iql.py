@@ -354,12 +354,8 @@ class IQLAgent:
             mean, std = dataset.state_statistics()
             self._obs_stats = (torch.as_tensor(mean, dtype=torch.float32, device=self.device),
                                torch.as_tensor(std, dtype=torch.float32, device=self.device))
-        # fused: one kernel per parameter for the whole Adam step. On one CPU thread at the
-        # published width it halves the optimizer's time, about 11% of an update (walker2d-medium,
-        # cpu preset, 1.12x per update measured against the multi-tensor step of 0fe5f62, which
-        # was bit-identical to per-parameter Adam). It is Adam to float rounding, not bit for bit
-        # (tests/test_baselines.py), so runs before and after this change are not the same
-        # computation: a Table 1 cell runs from one commit.
+        # fused: one kernel per parameter for the whole Adam step (faster on a CPU thread); Adam
+        # to float rounding, not bit for bit (paper_tables/settings_history.md)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
         self.value_opt = torch.optim.Adam(self.value.parameters(), lr=cfg.value_lr, fused=True)

@@ -457,7 +457,7 @@ class ODTTrainer:
         self.buffer = TrajectoryBuffer.from_state_dict(state["buffer"])
         self.counters = Counters(**state["counters"])
         self._running = RunningMeans(dict(state["running"]["sums"]), state["running"]["count"])
-        if "divergence" in state:  # absent from checkpoints written before issue 23
+        if "divergence" in state:  # absent from checkpoints written before the divergence flag
             self._divergence = state["divergence"].to(self.device)
         if self._device_batches is not None and state.get("batch_generator") is not None:
             self._device_batches.load_state_dict(state["batch_generator"])
