@@ -34,8 +34,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from torch import nn
 
+from baselines.nets import DeterministicActor
 from odt.clock import Stopwatch
 from odt.config import (
     PRESETS,
@@ -111,29 +111,11 @@ def bc_config(dataset: str, preset: str = "paper", seed: int = 0,
 
 
 # --------------------------------------------------------------------------------------------
-# The loss and the network
+# The loss (the network: baselines/nets.py's DeterministicActor)
 # --------------------------------------------------------------------------------------------
 def bc_loss(predicted: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean squared error over every batch and action entry (CORL's ``F.mse_loss``)."""
     return (predicted - target).pow(2).mean()
-
-
-class Actor(nn.Module):
-    """tanh-bounded MLP policy, its output mapped onto the environment's action box."""
-
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int,
-                 low: np.ndarray, high: np.ndarray):
-        super().__init__()
-        layers: list[nn.Module] = []
-        for i in range(n_hidden):
-            layers += [nn.Linear(obs_dim if i == 0 else hidden, hidden), nn.ReLU()]
-        layers += [nn.Linear(hidden, act_dim), nn.Tanh()]
-        self.net = nn.Sequential(*layers)
-        self.register_buffer("scale", torch.as_tensor((high - low) / 2.0, dtype=torch.float32))
-        self.register_buffer("center", torch.as_tensor((high + low) / 2.0, dtype=torch.float32))
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.net(obs) * self.scale + self.center
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,7 +141,7 @@ class BCAgent:
 
         torch.manual_seed(cfg.seed)
         self.rng = np.random.default_rng(cfg.seed)
-        self.actor = Actor(dataset.obs_dim, dataset.act_dim, cfg.hidden_dim, cfg.n_hidden, low, high).to(self.device)
+        self.actor = DeterministicActor(dataset.obs_dim, dataset.act_dim, cfg.hidden_dim, cfg.n_hidden, low, high).to(self.device)
         self.opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr)
         if cfg.normalize_observations:
             mean, std = dataset.state_statistics(eps=cfg.obs_std_eps)

@@ -1,7 +1,7 @@
 """Implicit Q-Learning (Kostrikov, Nair & Levine, ICLR 2022): offline, then online finetuning.
 
 One file, readable top to bottom (config, pure loss functions, networks, replay buffer,
-agent). What it implements, as published:
+agent; the networks are baselines/nets.py's). What it implements, as published:
 
 * V is fit by expectile regression to the target twin-Q minimum:
   L_V = E[ |tau - 1(u < 0)| u^2 ],  u = min(Q1', Q2')(s, a) - V(s).
@@ -43,8 +43,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from torch import nn
 
+from baselines.nets import GaussianActor, TwinQ, ValueNet
 from odt.clock import Stopwatch
 from odt.config import (
     PRESETS,
@@ -214,56 +214,6 @@ def transitions(data: Trajectories) -> dict[str, np.ndarray]:
 
 
 # --------------------------------------------------------------------------------------------
-# Networks
-# --------------------------------------------------------------------------------------------
-def mlp(in_dim: int, hidden: int, n_hidden: int, out_dim: int) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for i in range(n_hidden):
-        layers += [nn.Linear(in_dim if i == 0 else hidden, hidden), nn.ReLU()]
-    layers.append(nn.Linear(hidden if n_hidden else in_dim, out_dim))
-    return nn.Sequential(*layers)
-
-
-class TwinQ(nn.Module):
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int):
-        super().__init__()
-        self.q1 = mlp(obs_dim + act_dim, hidden, n_hidden, 1)
-        self.q2 = mlp(obs_dim + act_dim, hidden, n_hidden, 1)
-
-    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = torch.cat([obs, act], dim=-1)
-        return self.q1(x).squeeze(-1), self.q2(x).squeeze(-1)
-
-
-class ValueNet(nn.Module):
-    def __init__(self, obs_dim: int, hidden: int, n_hidden: int):
-        super().__init__()
-        self.net = mlp(obs_dim, hidden, n_hidden, 1)
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.net(obs).squeeze(-1)
-
-
-class GaussianActor(nn.Module):
-    """N(tanh(mu(s)), exp(log_std)^2) with a learned state-independent log-std."""
-
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int,
-                 log_std_min: float, log_std_max: float):
-        super().__init__()
-        self.net = mlp(obs_dim, hidden, n_hidden, act_dim)
-        self.log_std = nn.Parameter(torch.zeros(act_dim))
-        self.log_std_min, self.log_std_max = log_std_min, log_std_max
-
-    def forward(self, obs: torch.Tensor) -> torch.distributions.Normal:
-        mean = torch.tanh(self.net(obs))
-        std = self.log_std.clamp(self.log_std_min, self.log_std_max).exp()
-        return torch.distributions.Normal(mean, std.expand_as(mean))
-
-    def log_prob(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
-        return self(obs).log_prob(act).sum(-1)
-
-
-# --------------------------------------------------------------------------------------------
 # Replay buffer: the offline transitions followed by the online ones, newest `capacity` kept
 # --------------------------------------------------------------------------------------------
 _FIELDS = ("observations", "actions", "rewards", "next_observations", "dones")
@@ -413,7 +363,7 @@ class IQLAgent:
         c = self.cfg
         obs, act = self._inputs(batch["observations"]), batch["actions"]
         with torch.no_grad():
-            q_target = torch.min(*self.target_critic(obs, act))
+            q_target = self.target_critic(obs, act).min(dim=0).values
 
         v = self.value(obs)
         value_loss = expectile_loss(q_target - v, c.expectile)
@@ -432,8 +382,8 @@ class IQLAgent:
         self.actor_opt.step()
 
         target = td_target(batch["rewards"], batch["dones"], next_v, c.discount)
-        q1, q2 = self.critic(obs, act)
-        q_loss = (q1 - target).pow(2).mean() + (q2 - target).pow(2).mean()
+        q = self.critic(obs, act)
+        q_loss = (q[0] - target).pow(2).mean() + (q[1] - target).pow(2).mean()
         self.critic_opt.zero_grad(set_to_none=True)
         q_loss.backward()
         self.critic_opt.step()

@@ -30,9 +30,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from baselines.nets import TanhGaussianActor, TwinQ
 from odt.clock import Stopwatch
 from odt.config import PRESETS, ConfigError, apply_overrides, is_finite, is_rate, is_size
 from odt.progress import progress_bar
@@ -104,16 +104,6 @@ def sac_config(dataset: str, preset: str = "paper", seed: int = 0,
 
 
 # ============================================================================ pure math
-def squashed_gaussian_log_prob(u: torch.Tensor, mean: torch.Tensor, log_std: torch.Tensor) -> torch.Tensor:
-    """log pi(tanh(u)) for u ~ N(mean, exp(log_std)), summed over action dims.
-
-    The tanh change of variables subtracts log(1 - tanh(u)^2) = 2 (log 2 - u - softplus(-2u)),
-    written in the numerically stable form.
-    """
-    gauss = (-0.5 * ((u - mean) / log_std.exp()) ** 2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
-    return gauss - (2 * (math.log(2.0) - u - F.softplus(-2.0 * u))).sum(-1)
-
-
 def td_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tensor, next_log_prob: torch.Tensor,
               alpha: torch.Tensor | float, gamma: float) -> torch.Tensor:
     """Soft Bellman target r + gamma (1 - terminal) (min_i Q'_i(s', a') - alpha log pi(a'|s'))."""
@@ -124,72 +114,6 @@ def td_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tens
 def polyak_update(target: nn.Module, source: nn.Module, tau: float) -> None:
     for t, s in zip(target.parameters(), source.parameters()):
         t.lerp_(s, tau)
-
-
-# ============================================================================ networks
-def mlp(inp: int, out: int, hidden: int, n_hidden: int) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for i in range(n_hidden):
-        layers += [nn.Linear(inp if i == 0 else hidden, hidden), nn.ReLU()]
-    layers.append(nn.Linear(hidden, out))
-    return nn.Sequential(*layers)
-
-
-class EnsembleLinear(nn.Module):
-    """``n`` independent linear layers applied as one batched matmul (the twin critics)."""
-
-    def __init__(self, n: int, inp: int, out: int):
-        super().__init__()
-        self.weight = nn.Parameter(torch.empty(n, inp, out))
-        self.bias = nn.Parameter(torch.empty(n, 1, out))
-        bound = 1.0 / math.sqrt(inp)  # nn.Linear's default initialisation, per member
-        nn.init.uniform_(self.weight, -bound, bound)
-        nn.init.uniform_(self.bias, -bound, bound)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # x: (n, B, inp)
-        return torch.baddbmm(self.bias, x, self.weight)
-
-
-class TwinQ(nn.Module):
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int, n: int = 2):
-        super().__init__()
-        self.n = n
-        layers: list[nn.Module] = []
-        for i in range(n_hidden):
-            layers += [EnsembleLinear(n, obs_dim + act_dim if i == 0 else hidden, hidden), nn.ReLU()]
-        layers.append(EnsembleLinear(n, hidden, 1))
-        self.net = nn.Sequential(*layers)
-
-    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
-        """Q values of every member, shape (n, B)."""
-        x = torch.cat([obs, act], dim=-1).unsqueeze(0).expand(self.n, -1, -1)
-        return self.net(x).squeeze(-1)
-
-
-class TanhGaussianActor(nn.Module):
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int, log_std_min: float,
-                 log_std_max: float, action_low: np.ndarray, action_high: np.ndarray):
-        super().__init__()
-        self.net = mlp(obs_dim, 2 * act_dim, hidden, n_hidden)
-        self.log_std_min, self.log_std_max = log_std_min, log_std_max
-        self.register_buffer("scale", torch.as_tensor((action_high - action_low) / 2.0, dtype=torch.float32))
-        self.register_buffer("center", torch.as_tensor((action_high + action_low) / 2.0, dtype=torch.float32))
-
-    def dist_params(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        mean, log_std = self.net(obs).chunk(2, dim=-1)
-        log_std = self.log_std_min + 0.5 * (self.log_std_max - self.log_std_min) * (torch.tanh(log_std) + 1)
-        return mean, log_std
-
-    def sample(self, obs: torch.Tensor, generator: torch.Generator | None = None
-               ) -> tuple[torch.Tensor, torch.Tensor]:
-        """A reparameterised action in the env's bounds and its log-probability (of the unscaled tanh)."""
-        mean, log_std = self.dist_params(obs)
-        eps = torch.randn(mean.shape, generator=generator, device=mean.device)
-        u = mean + log_std.exp() * eps
-        return torch.tanh(u) * self.scale + self.center, squashed_gaussian_log_prob(u, mean, log_std)
-
-    def mean_action(self, obs: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(self.dist_params(obs)[0]) * self.scale + self.center
 
 
 # ============================================================================ replay buffer
@@ -272,8 +196,8 @@ class SACAgent:
         h, n = cfg.hidden_dim, cfg.n_hidden
         self.actor = TanhGaussianActor(self.obs_dim, self.act_dim, h, n, cfg.log_std_min, cfg.log_std_max,
                                        self.action_low, self.action_high).to(self.device)
-        self.critic = TwinQ(self.obs_dim, self.act_dim, h, n).to(self.device)
-        self.critic_target = TwinQ(self.obs_dim, self.act_dim, h, n).to(self.device)
+        self.critic = TwinQ(self.obs_dim, self.act_dim, h, n, batched=True).to(self.device)
+        self.critic_target = TwinQ(self.obs_dim, self.act_dim, h, n, batched=True).to(self.device)
         self.critic_target.load_state_dict(self.critic.state_dict())
         self.critic_target.requires_grad_(False)
         self.log_alpha = torch.tensor(math.log(cfg.init_alpha), device=self.device, requires_grad=True)

@@ -10,14 +10,13 @@ import pytest
 import torch
 
 from baselines.interface import Agent
+from baselines.nets import TwinQ, squashed_gaussian_log_prob
 from baselines.sac import (
     ReplayBuffer,
     SACAgent,
     SACConfig,
-    TwinQ,
     polyak_update,
     sac_config,
-    squashed_gaussian_log_prob,
     td_target,
 )
 from odt.config import ConfigError
@@ -55,17 +54,32 @@ def test_td_target_numbers():
 
 
 def test_polyak_update_moves_by_tau():
-    a, b = TwinQ(3, 1, 8, 1), TwinQ(3, 1, 8, 1)
+    a, b = TwinQ(3, 1, 8, 1, batched=True), TwinQ(3, 1, 8, 1, batched=True)
     before = [p.clone() for p in a.parameters()]
     polyak_update(a, b, 0.25)
     for p0, p, q in zip(before, a.parameters(), b.parameters()):
         torch.testing.assert_close(p, 0.75 * p0 + 0.25 * q)
 
 
-def test_twin_critics_are_independent_members():
-    q = TwinQ(3, 2, 16, 2)
+@pytest.mark.parametrize("batched", [True, False])
+def test_twin_critics_are_independent_members(batched):
+    q = TwinQ(3, 2, 16, 2, batched=batched)
     out = q(torch.randn(5, 3), torch.randn(5, 2))
     assert out.shape == (2, 5) and not torch.allclose(out[0], out[1])
+
+
+def test_batched_twin_critics_compute_what_two_separate_mlps_do():
+    """The batched layout is the pair layout's math: copy its weights into two MLPs and compare."""
+    batched, pair = TwinQ(3, 2, 16, 2, batched=True), TwinQ(3, 2, 16, 2)
+    with torch.no_grad():
+        for member, mlp in enumerate((pair.q1, pair.q2)):
+            linears = [m for m in mlp if isinstance(m, torch.nn.Linear)]
+            ensembles = [m for m in batched.net if not isinstance(m, torch.nn.ReLU)]
+            for linear, ens in zip(linears, ensembles, strict=True):
+                linear.weight.copy_(ens.weight[member].T)
+                linear.bias.copy_(ens.bias[member, 0])
+    obs, act = torch.randn(7, 3), torch.randn(7, 2)
+    torch.testing.assert_close(batched(obs, act), pair(obs, act))
 
 
 def test_replay_buffer_is_fifo_and_ordered():
