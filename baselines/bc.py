@@ -1,9 +1,9 @@
 """Behaviour cloning: an MLP regressed from state to the dataset's action, offline only.
 
 A sanity column for Table 1: what each dataset supports without RL (no rewards, no returns,
-no value). One file, readable top to bottom (config, loss, network, agent). The settings are
-CORL's BC (``algorithms/offline/any_percent_bc.py`` with its ``configs/offline/bc`` files,
-``frac: 1.0``, every trajectory kept):
+no value). Readable top to bottom (config, loss, agent; the network is baselines/nets.py's).
+The settings are CORL's BC (``algorithms/offline/any_percent_bc.py`` with its
+``configs/offline/bc`` files, ``frac: 1.0``, every trajectory kept):
 
 * actor: Linear-ReLU-Linear-ReLU-Linear-tanh, two hidden layers of 256, PyTorch's default
   initialisation, output scaled to the action bounds (tanh x max_action in CORL, whose

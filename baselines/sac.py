@@ -1,4 +1,4 @@
-"""Soft Actor-Critic (Haarnoja et al., 2018), one file, read top to bottom.
+"""Soft Actor-Critic (Haarnoja et al., 2018), read top to bottom (networks: baselines/nets.py).
 
 Twin Q networks with Polyak-averaged targets, a tanh-squashed Gaussian actor, and automatic
 temperature tuning towards an entropy target of -dim(A). One gradient update per environment
@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from baselines.metrics import READ_EVERY_UPDATES, DeviceMeans, read_metrics
 from baselines.nets import TanhGaussianActor, TwinQ
 from odt.clock import Stopwatch
 from odt.config import PRESETS, ConfigError, apply_overrides, is_finite, is_rate, is_size
@@ -41,6 +42,7 @@ from odt.train import StopRequested, TrainingDiverged
 from rlbase.presets import scale_sac
 
 Logger = Callable[[dict], None]
+METRICS = ("critic_loss", "actor_loss", "alpha", "entropy", "q_mean")  # per update, summed on the device
 
 
 # ============================================================================ configuration
@@ -208,8 +210,7 @@ class SACAgent:
         self.buffer = ReplayBuffer(self.obs_dim, self.act_dim, min(cfg.buffer_size, max(cfg.online_samples, 1)))
         self.counters = Counters()
         self.train_returns: list[float] = []  # return of every finished training episode
-        self._sums: dict[str, float] = {}
-        self._n_sums = 0
+        self._metrics = DeviceMeans(METRICS, self.device)
         self._obs: np.ndarray | None = None  # observation of the episode in progress
         self._ep_return = 0.0
         self._eval_envs = VectorEnvPool(make_env)
@@ -224,7 +225,10 @@ class SACAgent:
         self._stop_requested = True
 
     # ----- one gradient update ------------------------------------------------------------
-    def update(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
+    def step(self, batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+        """One update (critics, actor, temperature, targets) with no host read: its metrics stay
+        on the device, summed for the next logged row (the loop reads them every
+        READ_EVERY_UPDATES updates)."""
         to = lambda a: torch.as_tensor(a, dtype=torch.float32, device=self.device)  # noqa: E731
         obs, act, rew = to(batch["observations"]), to(batch["actions"]), to(batch["rewards"])
         nxt, term = to(batch["next_observations"]), to(batch["terminated"])
@@ -256,8 +260,21 @@ class SACAgent:
 
         polyak_update(self.critic_target, self.critic, self.cfg.tau)
         self.counters.updates += 1
-        return {"critic_loss": critic_loss.item(), "actor_loss": actor_loss.item(), "alpha": self.alpha,
-                "entropy": -logp.detach().mean().item(), "q_mean": q.detach().mean().item()}
+        with torch.no_grad():
+            metrics = dict(zip(METRICS, (critic_loss.detach(), actor_loss.detach(), self.log_alpha.exp(),
+                                         -logp.mean(), q.mean()), strict=True))
+        self._metrics.add(metrics)
+        return metrics
+
+    def update(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
+        """``step``, then its metrics as floats (one host read; TrainingDiverged if one is NaN or
+        inf): for scripts and tests that want floats after every update."""
+        return read_metrics(self.step(batch), "SAC", self.counters.updates - 1)
+
+    def _read_metrics(self) -> dict[str, float]:
+        """The metrics' means since the last logged row (one host read); raises TrainingDiverged
+        when a loss since then was NaN or inf."""
+        return self._metrics.means("SAC", self.counters.updates)
 
     # ----- acting ---------------------------------------------------------------------------
     @torch.no_grad()
@@ -287,10 +304,9 @@ class SACAgent:
         k.online_samples += 1
         if k.online_samples >= c.warmup_steps and self.buffer.size >= c.batch_size:
             for _ in range(c.updates_per_step):
-                m = self.update(self.buffer.sample(self.rng, c.batch_size))
-                for key, v in m.items():
-                    self._sums[key] = self._sums.get(key, 0.0) + v
-                self._n_sums += 1
+                self.step(self.buffer.sample(self.rng, c.batch_size))
+                if k.updates % READ_EVERY_UPDATES == 0:
+                    self._read_metrics()
         if term or trunc:
             self.train_returns.append(self._ep_return)
             k.episodes += 1
@@ -339,6 +355,7 @@ class SACAgent:
         return row
 
     def _save(self, checkpoint: Callable[[], None] | None) -> None:
+        self._read_metrics()
         for net in (self.actor, self.critic):
             if not all(torch.isfinite(p).all() for p in net.parameters()):
                 raise TrainingDiverged(f"SAC parameters became NaN or inf by update {self.counters.updates}; "
@@ -348,8 +365,7 @@ class SACAgent:
 
     def _eval_row(self, log: Logger | None) -> dict:
         k = self.counters
-        train = {key: v / self._n_sums for key, v in self._sums.items()} if self._n_sums else {}
-        self._sums, self._n_sums = {}, 0
+        train = self._metrics.pop("SAC", k.updates)
         recent = self.train_returns[-10:]
         row = {"phase": "online", "updates": k.updates, "online_samples": k.online_samples,
                "episodes": k.episodes, **train,
@@ -377,7 +393,7 @@ class SACAgent:
             "actor_opt": self.actor_opt.state_dict(), "critic_opt": self.critic_opt.state_dict(),
             "alpha_opt": self.alpha_opt.state_dict(), "buffer": self.buffer.state_dict(),
             "counters": dict(vars(self.counters)), "train_returns": list(self.train_returns),
-            "running": {"sums": dict(self._sums), "count": self._n_sums},
+            "running": self._metrics.state_dict(),
             "rng_numpy": self.rng.bit_generator.state, "rng_torch": torch.get_rng_state(),
         }
 
@@ -393,7 +409,7 @@ class SACAgent:
         self.buffer.load_state_dict(state["buffer"])
         self.counters = Counters(**state["counters"])
         self.train_returns = list(state["train_returns"])
-        self._sums, self._n_sums = dict(state["running"]["sums"]), state["running"]["count"]
+        self._metrics.load_state_dict(state["running"])
         self.rng.bit_generator.state = state["rng_numpy"]
         torch.set_rng_state(state["rng_torch"])
         last = self.buffer.pos - 1

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from baselines.interface import Agent
+from baselines.metrics import READ_EVERY_UPDATES
 from baselines.nets import TwinQ, squashed_gaussian_log_prob
 from baselines.sac import (
     ReplayBuffer,
@@ -20,6 +21,7 @@ from baselines.sac import (
     td_target,
 )
 from odt.config import ConfigError
+from odt.train import TrainingDiverged
 
 
 class TargetBandit(gym.Env):
@@ -125,6 +127,26 @@ def _small(**kw) -> SACConfig:
     base = dict(online_samples=600, warmup_steps=100, batch_size=32, hidden_dim=32, eval_every=300,
                 eval_episodes=2, checkpoint_every=150, seed=0)
     return SACConfig(**{**base, **kw})
+
+
+def test_a_nan_loss_stops_sac_within_one_read_interval():
+    """SAC reads its metrics every READ_EVERY_UPDATES updates: a NaN reward in every batch from
+    update 3 on raises TrainingDiverged by the next read."""
+    agent = SACAgent(_small(online_samples=2000, warmup_steps=0, eval_every=2000, checkpoint_every=2000),
+                     TargetBandit, progress=False)
+    sample = agent.buffer.sample
+
+    def poisoned(rng, n):
+        batch = sample(rng, n)
+        if agent.counters.updates >= 3:
+            batch["rewards"] = np.full_like(batch["rewards"], np.nan)
+        return batch
+
+    agent.buffer.sample = poisoned
+    with pytest.raises(TrainingDiverged, match="SAC losses"):
+        agent.finetune()
+    assert 3 < agent.counters.updates <= 3 + READ_EVERY_UPDATES
+    agent.close()
 
 
 def test_learning_signal_on_a_bandit():
