@@ -1,9 +1,9 @@
 """Behaviour cloning: an MLP regressed from state to the dataset's action, offline only.
 
 A sanity column for Table 1: what each dataset supports without RL (no rewards, no returns,
-no value). One file, readable top to bottom (config, loss, network, agent). The settings are
-CORL's BC (``algorithms/offline/any_percent_bc.py`` with its ``configs/offline/bc`` files,
-``frac: 1.0``, every trajectory kept):
+no value). Readable top to bottom (config, loss, agent; the network is baselines/nets.py's).
+The settings are CORL's BC (``algorithms/offline/any_percent_bc.py`` with its
+``configs/offline/bc`` files, ``frac: 1.0``, every trajectory kept):
 
 * actor: Linear-ReLU-Linear-ReLU-Linear-tanh, two hidden layers of 256, PyTorch's default
   initialisation, output scaled to the action bounds (tanh x max_action in CORL, whose
@@ -26,7 +26,6 @@ the standardisation is recomputed from the dataset. ``finetune`` is a no-op.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,12 +34,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from torch import nn
 
-from baselines.iql import CPU_IQL_OFFLINE_UPDATES
+from baselines.nets import DeterministicActor
 from odt.clock import Stopwatch
 from odt.config import (
-    CPU_ANTMAZE_EVAL_EPISODES_INTERIM,
     PRESETS,
     ConfigError,
     apply_overrides,
@@ -55,6 +52,7 @@ from odt.progress import progress_bar
 from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
 from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
 from odt.trajectories import Trajectories
+from rlbase.presets import scale_bc
 
 EnvFactory = Callable[[], gym.Env]
 ScoreFn = Callable[[np.ndarray], np.ndarray]
@@ -101,56 +99,23 @@ class BCConfig:
 
 def bc_config(dataset: str, preset: str = "paper", seed: int = 0,
               overrides: dict[str, Any] | None = None) -> BCConfig:
-    """BC's configuration: CORL's settings, scaled by preset, then overrides.
-
-    ``paper``: CORL's (1e6 updates, evaluated every 5000; 10 episodes, 100 on AntMaze).
-    ``cpu``: the network, batch and rate kept, 1e6 updates -> ``CPU_IQL_OFFLINE_UPDATES`` (1.8e5),
-    IQL's offline budget at that preset, which scales the same published 1e6 the same way: BC and
-    IQL's offline phase are compared at the same updates of the same batch. Evaluated every 1e4
-    updates as IQL; on AntMaze the evaluations before the last run 20 episodes
-    (``CPU_ANTMAZE_EVAL_EPISODES_INTERIM``), the last one 100, as every method there.
-    ``cpu-200k`` changes only online phases, which BC has none of: BC there is BC at ``cpu``.
-    ``smoke`` runs in seconds and is not a result.
-    """
+    """BC's configuration: CORL's settings, scaled by preset (rlbase.presets.scale_bc), then
+    overrides."""
     if dataset not in known_datasets():
         raise ConfigError(f"unknown dataset {dataset!r}; known: {', '.join(known_datasets())}")
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
     cfg = BCConfig(seed=seed, eval_episodes=domain_defaults(dataset)["eval_episodes"])
-    if preset in ("cpu", "cpu-200k"):
-        cfg = dataclasses.replace(cfg, updates=CPU_IQL_OFFLINE_UPDATES, eval_every_updates=10_000)
-        if is_antmaze(dataset):
-            cfg = dataclasses.replace(cfg, eval_episodes_interim=CPU_ANTMAZE_EVAL_EPISODES_INTERIM)
-    elif preset == "smoke":
-        cfg = dataclasses.replace(cfg, hidden_dim=32, batch_size=32, updates=40, eval_episodes=2,
-                                  eval_every_updates=20, checkpoint_every_updates=20)
+    cfg = scale_bc(cfg, preset, is_antmaze(dataset))
     return apply_overrides(cfg.validate(), overrides or {})
 
 
 # --------------------------------------------------------------------------------------------
-# The loss and the network
+# The loss (the network: baselines/nets.py's DeterministicActor)
 # --------------------------------------------------------------------------------------------
 def bc_loss(predicted: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean squared error over every batch and action entry (CORL's ``F.mse_loss``)."""
     return (predicted - target).pow(2).mean()
-
-
-class Actor(nn.Module):
-    """tanh-bounded MLP policy, its output mapped onto the environment's action box."""
-
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int,
-                 low: np.ndarray, high: np.ndarray):
-        super().__init__()
-        layers: list[nn.Module] = []
-        for i in range(n_hidden):
-            layers += [nn.Linear(obs_dim if i == 0 else hidden, hidden), nn.ReLU()]
-        layers += [nn.Linear(hidden, act_dim), nn.Tanh()]
-        self.net = nn.Sequential(*layers)
-        self.register_buffer("scale", torch.as_tensor((high - low) / 2.0, dtype=torch.float32))
-        self.register_buffer("center", torch.as_tensor((high + low) / 2.0, dtype=torch.float32))
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.net(obs) * self.scale + self.center
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,7 +141,7 @@ class BCAgent:
 
         torch.manual_seed(cfg.seed)
         self.rng = np.random.default_rng(cfg.seed)
-        self.actor = Actor(dataset.obs_dim, dataset.act_dim, cfg.hidden_dim, cfg.n_hidden, low, high).to(self.device)
+        self.actor = DeterministicActor(dataset.obs_dim, dataset.act_dim, cfg.hidden_dim, cfg.n_hidden, low, high).to(self.device)
         self.opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr)
         if cfg.normalize_observations:
             mean, std = dataset.state_statistics(eps=cfg.obs_std_eps)

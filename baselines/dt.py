@@ -24,19 +24,18 @@ import gymnasium as gym
 import numpy as np
 
 from odt.config import (
+    PRESETS,
     ConfigError,
     ODTConfig,
     apply_overrides,
+    is_antmaze,
     paper_config,
-    scale_to_preset,
 )
 from odt.train import ODTTrainer
 from odt.trajectories import Trajectories
+from rlbase.presets import scale_dt
 
 DT_TARGET_RETURN = {"hopper": 3600.0, "walker2d": 5000.0, "halfcheetah": 6000.0}
-# The cpu preset's AdamW rate for DT (the paper's 1e-4 at 40x fewer updates left DT still rising
-# at its last update): chosen on tuning seeds 100-101 by PROTOCOL-dt-sizing-cpu.md (2026-11-26).
-CPU_DT_LR = 3e-4
 
 
 def dt_paper_config(dataset: str) -> ODTConfig:
@@ -61,20 +60,12 @@ def dt_paper_config(dataset: str) -> ODTConfig:
 
 def dt_config(dataset: str, preset: str = "paper", seed: int = 0,
               overrides: dict[str, Any] | None = None) -> ODTConfig:
-    """DT's configuration: the original gym settings, scaled by preset, then overrides.
-
-    ``cpu`` and ``smoke`` are ODT's own scalings (odt/config.py): at ``cpu`` DT gets the same
-    network width (64), depth and batch as ODT, keeps its single head, and runs 2500 updates
-    (1e5 / 40) with a 1000-update warmup at AdamW rate ``CPU_DT_LR`` (3e-4). The paper's 1e-4
-    left DT still rising at 2500 updates; on the protocol's tuning seeds (100-101; hopper-,
-    walker2d-, halfcheetah-medium) the mean final score over the three datasets was 17.9 at
-    1e-4, 32.9 at 3e-4 and 29.2 at 1e-3 (``paper_tables/dt_sizing_cpu.md``). The same 40x cut of
-    updates is why the preset raises ODT's LAMB rates; DT and ODT offline keep one budget.
-    ``cpu-200k`` changes only the online phase, which DT has none of: DT there is DT at ``cpu``.
-    """
-    cfg = scale_to_preset(dt_paper_config(dataset), preset, dataset)  # raises on an unknown preset
-    if preset in ("cpu", "cpu-200k"):
-        cfg = dataclasses.replace(cfg, optim=dataclasses.replace(cfg.optim, lr=CPU_DT_LR))
+    """DT's configuration: the original gym settings, scaled by preset (rlbase.presets.scale_dt),
+    then overrides."""
+    paper = dt_paper_config(dataset)  # validates the name first
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    cfg = scale_dt(paper, preset, is_antmaze(dataset))
     cfg.seed = seed
     cfg = apply_overrides(cfg, overrides or {})
     if cfg.online.online_samples != 0:

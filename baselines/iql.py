@@ -1,7 +1,8 @@
 """Implicit Q-Learning (Kostrikov, Nair & Levine, ICLR 2022): offline, then online finetuning.
 
-One file, readable top to bottom (config, pure loss functions, networks, replay buffer,
-agent). What it implements, as published:
+Readable top to bottom (config, pure loss functions, replay buffer, agent; the networks are
+baselines/nets.py's, the metrics' device sums baselines/metrics.py's). What it implements, as
+published:
 
 * V is fit by expectile regression to the target twin-Q minimum:
   L_V = E[ |tau - 1(u < 0)| u^2 ],  u = min(Q1', Q2')(s, a) - V(s).
@@ -18,8 +19,9 @@ agent). What it implements, as published:
   (off by default; not in the official code, on in CORL's IQL) standardises them with the offline
   dataset's per-dimension mean and std, at the networks' input only (the buffer stays raw): a
   diagnostic switch for AntMaze, where raw x-y positions span ~10 m.
-* Order of one update as in the reference implementation: V, then the actor (with the new
-  V), then Q (with the new V at s'), then the Polyak step.
+* Order of one update as in the reference implementation, one named step each: V, then the
+  actor (with the new V), then Q (with the new V at s'), then the Polyak step. An update reads
+  nothing back from the device; the loops read the summed metrics once per interval.
 * The actor's learning rate follows a cosine decay over the offline updates (the published
   locomotion setting); online it is constant, as in the published finetuning setting.
 * Online finetuning: a transition replay buffer holding the offline data followed by the new
@@ -43,11 +45,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from torch import nn
 
+from baselines.metrics import READ_EVERY_UPDATES, DeviceMeans, read_metrics
+from baselines.nets import GaussianActor, TwinQ, ValueNet
 from odt.clock import Stopwatch
 from odt.config import (
-    CPU_ANTMAZE_EVAL_EPISODES_INTERIM,
     PRESETS,
     ConfigError,
     apply_overrides,
@@ -61,9 +63,11 @@ from odt.config import (
 )
 from odt.progress import ProgressBar, progress_bar
 from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
-from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
+from odt.train import StopRequested, TrainingDiverged, resolve_device
 from odt.trajectories import DatasetError, Trajectories
+from rlbase.presets import scale_iql
 
+METRICS = ("value_loss", "actor_loss", "q_loss", "advantage_mean", "weight_mean", "v_mean")  # per update
 EnvFactory = Callable[[], gym.Env]
 ScoreFn = Callable[[np.ndarray], np.ndarray]
 Logger = Callable[[dict], None]
@@ -134,35 +138,10 @@ class IQLConfig:
         return self
 
 
-CPU_IQL_OFFLINE_UPDATES = 180_000  # the protocol's plateau rule on iql_offline_curve (seed 100)
-CPU_IQL_ONLINE_WINDOW = 25_000  # 5k online samples end at 20% of it, as 200k of 1M in the paper
-
-
 def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
                overrides: dict[str, Any] | None = None) -> IQLConfig:
-    """IQL's published configuration for a dataset, scaled by preset, then overrides.
-
-    ``cpu`` (the protocol paper_tables/PROTOCOL-table1-cpu.md): 1e6 offline updates ->
-    ``CPU_IQL_OFFLINE_UPDATES`` = 1.8e5, the protocol's plateau rule applied to the tuning curve
-    of experiment ``iql_offline_curve`` (seed 100, hopper-medium); the cosine actor schedule is
-    spread over that length. About 40-55 min of one core per run. (Before: 2e4, which left IQL
-    below the generated dataset's own mean; those runs are in results/archive/.) 200k online
-    samples -> 5k (/40, ODT's and SAC's budget at that preset), still one update per sample,
-    and online batches come from the newest ``CPU_IQL_ONLINE_WINDOW`` = 25k transitions, so
-    online data ends at 20% of what is sampled, as 200k of a 1M buffer in the paper's setting
-    (ODT's buffer at the preset keeps the same share; ``online_window=0`` is the published
-    buffer, the protocol's second variant). The networks, batch and learning rates are kept.
-    On AntMaze the evaluations between the ends of the two phases run 20 episodes instead of 100
-    (``CPU_ANTMAZE_EVAL_EPISODES_INTERIM``, as ODT's and DT's there).
-    ``cpu-200k`` (ODT's preset of that name: the cpu model size with the paper's online budget):
-    the cpu preset's offline phase (1.8e5 updates, evaluated every 1e4) and the published online
-    phase at Table 1's budget, as the ``paper`` preset runs it: 200k samples, one update per
-    sample, the published buffer (1M transitions, 2M on AntMaze; offline data then online samples, FIFO;
-    ``online_window=0``, batches from all of it: the 200k online samples end at 20% of it, the
-    share the cpu preset's 25k window imitates) and an evaluation every 5000 samples (40 points
-    on the curve; the paper preset's cadence, not a published value).
-    ``smoke`` runs in seconds and is not a result.
-    """
+    """IQL's published configuration for a dataset, scaled by preset (rlbase.presets.scale_iql),
+    then overrides."""
     if dataset not in known_datasets():
         raise ConfigError(f"unknown dataset {dataset!r}; known: {', '.join(known_datasets())}")
     if preset not in PRESETS:
@@ -173,21 +152,7 @@ def iql_config(dataset: str, preset: str = "paper", seed: int = 0,
     if is_antmaze(dataset):
         cfg = dataclasses.replace(cfg, domain="antmaze", expectile=0.9, temperature=10.0,
                                   buffer_size=2_000_000)
-    if preset == "cpu":
-        cfg = dataclasses.replace(cfg, offline_updates=CPU_IQL_OFFLINE_UPDATES,
-                                  online_samples=cfg.online_samples // 40,
-                                  online_window=CPU_IQL_ONLINE_WINDOW,
-                                  eval_every_updates=10_000, eval_every_samples=1000,
-                                  checkpoint_every_updates=5000)
-    elif preset == "cpu-200k":  # the published online phase (online_samples, buffer, window 0) kept
-        cfg = dataclasses.replace(cfg, offline_updates=CPU_IQL_OFFLINE_UPDATES, eval_every_updates=10_000,
-                                  checkpoint_every_updates=5000)
-    elif preset == "smoke":
-        cfg = dataclasses.replace(cfg, hidden_dim=32, batch_size=32, offline_updates=40,
-                                  online_samples=300, eval_episodes=2, eval_every_updates=20,
-                                  eval_every_samples=150, checkpoint_every_updates=20)
-    if preset in ("cpu", "cpu-200k") and is_antmaze(dataset):  # as ODT's and DT's AntMaze evaluations there
-        cfg = dataclasses.replace(cfg, eval_episodes_interim=CPU_ANTMAZE_EVAL_EPISODES_INTERIM)
+    cfg = scale_iql(cfg, preset, is_antmaze(dataset))
     return apply_overrides(cfg.validate(), overrides or {})
 
 
@@ -198,6 +163,16 @@ def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
     """Mean of |expectile - 1(diff < 0)| * diff^2 (asymmetric L2; diff = target - prediction)."""
     weight = torch.where(diff > 0, expectile, 1.0 - expectile)
     return (weight * diff.pow(2)).mean()
+
+
+def awr_actor_loss(weights: torch.Tensor, log_prob: torch.Tensor) -> torch.Tensor:
+    """-E[w * log pi(a | s)]: advantage-weighted regression onto the data's actions."""
+    return -(weights * log_prob).mean()
+
+
+def twin_q_loss(q: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Each member's squared error to the TD target, summed over the two (q: shape (2, B))."""
+    return (q[0] - target).pow(2).mean() + (q[1] - target).pow(2).mean()
 
 
 def awr_weights(advantage: torch.Tensor, temperature: float, max_weight: float) -> torch.Tensor:
@@ -250,56 +225,6 @@ def transitions(data: Trajectories) -> dict[str, np.ndarray]:
         "next_observations": data.observations[nxt[keep]],
         "dones": terminal[keep].astype(np.float32),
     }
-
-
-# --------------------------------------------------------------------------------------------
-# Networks
-# --------------------------------------------------------------------------------------------
-def mlp(in_dim: int, hidden: int, n_hidden: int, out_dim: int) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for i in range(n_hidden):
-        layers += [nn.Linear(in_dim if i == 0 else hidden, hidden), nn.ReLU()]
-    layers.append(nn.Linear(hidden if n_hidden else in_dim, out_dim))
-    return nn.Sequential(*layers)
-
-
-class TwinQ(nn.Module):
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int):
-        super().__init__()
-        self.q1 = mlp(obs_dim + act_dim, hidden, n_hidden, 1)
-        self.q2 = mlp(obs_dim + act_dim, hidden, n_hidden, 1)
-
-    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = torch.cat([obs, act], dim=-1)
-        return self.q1(x).squeeze(-1), self.q2(x).squeeze(-1)
-
-
-class ValueNet(nn.Module):
-    def __init__(self, obs_dim: int, hidden: int, n_hidden: int):
-        super().__init__()
-        self.net = mlp(obs_dim, hidden, n_hidden, 1)
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.net(obs).squeeze(-1)
-
-
-class GaussianActor(nn.Module):
-    """N(tanh(mu(s)), exp(log_std)^2) with a learned state-independent log-std."""
-
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int,
-                 log_std_min: float, log_std_max: float):
-        super().__init__()
-        self.net = mlp(obs_dim, hidden, n_hidden, act_dim)
-        self.log_std = nn.Parameter(torch.zeros(act_dim))
-        self.log_std_min, self.log_std_max = log_std_min, log_std_max
-
-    def forward(self, obs: torch.Tensor) -> torch.distributions.Normal:
-        mean = torch.tanh(self.net(obs))
-        std = self.log_std.clamp(self.log_std_min, self.log_std_max).exp()
-        return torch.distributions.Normal(mean, std.expand_as(mean))
-
-    def log_prob(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
-        return self(obs).log_prob(act).sum(-1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -393,12 +318,8 @@ class IQLAgent:
             mean, std = dataset.state_statistics()
             self._obs_stats = (torch.as_tensor(mean, dtype=torch.float32, device=self.device),
                                torch.as_tensor(std, dtype=torch.float32, device=self.device))
-        # fused: one kernel per parameter for the whole Adam step. On one CPU thread at the
-        # published width it halves the optimizer's time, about 11% of an update (walker2d-medium,
-        # cpu preset, 1.12x per update measured against the multi-tensor step of 0fe5f62, which
-        # was bit-identical to per-parameter Adam). It is Adam to float rounding, not bit for bit
-        # (tests/test_baselines.py), so runs before and after this change are not the same
-        # computation: a Table 1 cell runs from one commit.
+        # fused: one kernel per parameter for the whole Adam step (faster on a CPU thread); Adam
+        # to float rounding, not bit for bit (paper_tables/settings_history.md)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
         self.value_opt = torch.optim.Adam(self.value.parameters(), lr=cfg.value_lr, fused=True)
@@ -408,7 +329,8 @@ class IQLAgent:
         offline["rewards"] = self._scale(offline["rewards"])
         self.buffer = TransitionBuffer(offline, cfg.buffer_size, cfg.online_samples)
         self.counters = Counters()
-        self._running = RunningMeans()
+        self._metrics = DeviceMeans(METRICS, self.device)
+        self._last_read: dict[str, float] = {}  # the latest means read, for the progress bar
         self._eval_envs = VectorEnvPool(make_env)
         self._env: gym.Env | None = None
         self._stop_requested = False
@@ -430,7 +352,8 @@ class IQLAgent:
         self._stop_requested = True
 
     def _save(self, checkpoint: Callable[[], None] | None) -> None:
-        """Checkpoint only finite parameters, so the last good checkpoint stays."""
+        """Checkpoint only finite losses and parameters, so the last good checkpoint stays."""
+        self._read_metrics()
         for net in (self.actor, self.critic, self.value):
             if not all(torch.isfinite(p).all() for p in net.parameters()):
                 raise TrainingDiverged(f"IQL parameters became NaN or inf by update {self.counters.updates}")
@@ -451,48 +374,61 @@ class IQLAgent:
         mult, offset = self.reward_scale
         return rewards * mult + offset
 
-    # ----- one gradient update -----------------------------------------------------------
-    def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+    # ----- one gradient update, in the reference order: V, actor, Q, target -------------
+    def step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """One update with no host read: its metrics stay on the device (summed for the next
+        logged row; the loops read them every READ_EVERY_UPDATES updates)."""
         c = self.cfg
         obs, act = self._inputs(batch["observations"]), batch["actions"]
         with torch.no_grad():
-            q_target = torch.min(*self.target_critic(obs, act))
-
-        v = self.value(obs)
-        value_loss = expectile_loss(q_target - v, c.expectile)
-        self.value_opt.zero_grad(set_to_none=True)
-        value_loss.backward()
-        self.value_opt.step()
-
-        with torch.no_grad():
+            q_target = self.target_critic(obs, act).min(dim=0).values
+        value_loss, v = self._value_step(obs, q_target)
+        with torch.no_grad():  # with the new V: the advantages, and V(s') for the Q target
             advantage = q_target - self.value(obs)
             weights = awr_weights(advantage, c.temperature, c.max_weight)
             next_v = self.value(self._inputs(batch["next_observations"]))
-        actor_loss = -(weights * self.actor.log_prob(obs, act)).mean()
-        self._set_actor_lr()
-        self.actor_opt.zero_grad(set_to_none=True)
-        actor_loss.backward()
-        self.actor_opt.step()
-
-        target = td_target(batch["rewards"], batch["dones"], next_v, c.discount)
-        q1, q2 = self.critic(obs, act)
-        q_loss = (q1 - target).pow(2).mean() + (q2 - target).pow(2).mean()
-        self.critic_opt.zero_grad(set_to_none=True)
-        q_loss.backward()
-        self.critic_opt.step()
-
+        actor_loss = self._actor_step(obs, act, weights)
+        q_loss = self._q_step(obs, act, td_target(batch["rewards"], batch["dones"], next_v, c.discount))
+        self._target_step()
         with torch.no_grad():
-            torch._foreach_lerp_(list(self.target_critic.parameters()),
-                                 list(self.critic.parameters()), c.tau)
-            values = torch.stack([value_loss, actor_loss, q_loss, advantage.mean(),
-                                  weights.mean(), v.mean()]).tolist()  # one read, not six
-        metrics = dict(zip(("value_loss", "actor_loss", "q_loss", "advantage_mean",
-                            "weight_mean", "v_mean"), values, strict=True))
-        if not all(math.isfinite(x) for x in metrics.values()):
-            raise TrainingDiverged(f"IQL losses {metrics} at update {self.counters.updates}")
+            metrics = dict(zip(METRICS, (value_loss.detach(), actor_loss.detach(), q_loss.detach(), advantage.mean(),
+                                         weights.mean(), v.detach().mean()), strict=True))
         self.counters.updates += 1
-        self._running.add(metrics)
+        self._metrics.add(metrics)
         return metrics
+
+    def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+        """``step``, then its metrics as floats (one host read; TrainingDiverged if one is NaN or
+        inf): for scripts and tests that want floats after every update."""
+        return read_metrics(self.step(batch), "IQL", self.counters.updates - 1)
+
+    def _value_step(self, obs: torch.Tensor, q_target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        v = self.value(obs)
+        loss = expectile_loss(q_target - v, self.cfg.expectile)
+        _descend(self.value_opt, loss)
+        return loss, v
+
+    def _actor_step(self, obs: torch.Tensor, act: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        loss = awr_actor_loss(weights, self.actor.log_prob(obs, act))
+        self._set_actor_lr()
+        _descend(self.actor_opt, loss)
+        return loss
+
+    def _q_step(self, obs: torch.Tensor, act: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        loss = twin_q_loss(self.critic(obs, act), target)
+        _descend(self.critic_opt, loss)
+        return loss
+
+    @torch.no_grad()
+    def _target_step(self) -> None:
+        """Polyak: target <- (1 - tau) target + tau critic."""
+        torch._foreach_lerp_(list(self.target_critic.parameters()), list(self.critic.parameters()), self.cfg.tau)
+
+    def _read_metrics(self) -> dict[str, float]:
+        """The metrics' means since the last logged row (one host read); raises TrainingDiverged
+        when a loss since then was NaN or inf."""
+        self._last_read = self._metrics.means("IQL", self.counters.updates)
+        return self._last_read
 
     def _set_actor_lr(self) -> None:
         c, k = self.cfg, self.counters
@@ -530,10 +466,17 @@ class IQLAgent:
         c, k = self.cfg, self.counters
         episodes = evaluation_episodes(c.eval_episodes, c.eval_episodes_interim, ends_phase)
         row = {"phase": phase, "updates": k.updates, "online_samples": k.online_samples,
-               "episodes": k.episodes, **self._running.pop(), **self.evaluate(episodes)}
+               "episodes": k.episodes, **self._metrics.pop("IQL", k.updates), **self.evaluate(episodes)}
         if log is not None:
             log(row)
         return row
+
+    def _postfix(self, bar: ProgressBar, ret: float | None = None, **means: float) -> None:
+        """The bar's last return and losses (from the latest read, never a read of its own)."""
+        shown = {"ret": f"{ret:.0f}"} if ret is not None else {}
+        shown.update({key: f"{means[name]:.3f}" for key, name in (("q", "q_loss"), ("v", "value_loss"),
+                                                                   ("pi", "actor_loss")) if name in means})
+        bar.set_postfix(**shown)
 
     def _say(self, bar: ProgressBar, row: dict) -> None:
         if self.progress:
@@ -548,10 +491,10 @@ class IQLAgent:
                            enabled=self.progress, mininterval=1.0)
         clock = Stopwatch(k)
         while k.updates < c.offline_updates:
-            m = self.update(self.sample_batch())
+            self.step(self.sample_batch())
             bar.update(1)
-            if k.updates % 100 == 0:
-                bar.set_postfix(q=f"{m['q_loss']:.3f}", v=f"{m['value_loss']:.3f}", pi=f"{m['actor_loss']:.3f}")
+            if k.updates % READ_EVERY_UPDATES == 0:
+                self._postfix(bar, **self._read_metrics())
             if k.updates % c.eval_every_updates == 0 and k.updates < c.offline_updates:
                 self._say(bar, self._eval_row("pretrain", log, ends_phase=False))
             if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
@@ -593,8 +536,10 @@ class IQLAgent:
             k.online_samples += 1
             ep_return += float(reward)
             obs = next_obs
-            m = self.update(self.sample_batch())
+            self.step(self.sample_batch())
             bar.update(1)
+            if k.updates % READ_EVERY_UPDATES == 0:
+                self._read_metrics()
             if k.online_samples % c.eval_every_samples == 0 or k.online_samples == budget:
                 clock.lap()
                 row = self._eval_row("online", log, ends_phase=k.online_samples == budget)
@@ -602,7 +547,7 @@ class IQLAgent:
             if term or trunc:
                 obs = None
                 k.episodes += 1
-                bar.set_postfix(ret=f"{ep_return:.0f}", q=f"{m['q_loss']:.3f}")
+                self._postfix(bar, ret=ep_return, **self._last_read)
                 every = c.checkpoint_every_updates
                 if ep_start // every != k.online_samples // every or self._stop_requested:
                     clock.lap()
@@ -622,7 +567,7 @@ class IQLAgent:
             "value_opt": self.value_opt.state_dict(),
             "online_transitions": self.buffer.online_rows(),
             "counters": dict(vars(self.counters)),
-            "running": {"sums": dict(self._running.sums), "count": self._running.count},
+            "running": self._metrics.state_dict(),
             "rng_numpy": self.rng.bit_generator.state,
             "rng_torch": torch.get_rng_state(),
             "rng_explore": self.explore_gen.get_state(),
@@ -633,7 +578,7 @@ class IQLAgent:
             getattr(self, name).load_state_dict(state[name])
         self.buffer.load_online_rows(state["online_transitions"])
         self.counters = Counters(**state["counters"])
-        self._running = RunningMeans(dict(state["running"]["sums"]), state["running"]["count"])
+        self._metrics.load_state_dict(state["running"])
         self.rng.bit_generator.state = state["rng_numpy"]
         torch.set_rng_state(state["rng_torch"])
         self.explore_gen.set_state(state["rng_explore"])
@@ -650,3 +595,10 @@ def _describe(row: dict) -> str:
     losses = f" q {row['q_loss']:.3f} v {row['value_loss']:.3f}" if "q_loss" in row else ""
     return (f"[iql {row['phase']}] updates {row['updates']} samples {row['online_samples']} "
             f"return {row['return_mean']:.1f}{score}{losses}")
+
+
+def _descend(optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:
+    """One gradient step of ``optimizer`` on ``loss``."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()

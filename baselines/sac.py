@@ -1,4 +1,4 @@
-"""Soft Actor-Critic (Haarnoja et al., 2018), one file, read top to bottom.
+"""Soft Actor-Critic (Haarnoja et al., 2018), read top to bottom (networks: baselines/nets.py).
 
 Twin Q networks with Polyak-averaged targets, a tanh-squashed Gaussian actor, and automatic
 temperature tuning towards an entropy target of -dim(A). One gradient update per environment
@@ -30,16 +30,19 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from baselines.metrics import READ_EVERY_UPDATES, DeviceMeans, read_metrics
+from baselines.nets import TanhGaussianActor, TwinQ
 from odt.clock import Stopwatch
 from odt.config import PRESETS, ConfigError, apply_overrides, is_finite, is_rate, is_size
 from odt.progress import progress_bar
 from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
 from odt.train import StopRequested, TrainingDiverged
+from rlbase.presets import scale_sac
 
 Logger = Callable[[dict], None]
+METRICS = ("critic_loss", "actor_loss", "alpha", "entropy", "q_mean")  # per update, summed on the device
 
 
 # ============================================================================ configuration
@@ -92,40 +95,17 @@ class SACConfig:
 
 def sac_config(dataset: str, preset: str = "paper", seed: int = 0,
                overrides: dict[str, Any] | None = None) -> SACConfig:
-    """SAC's configuration for one run.
-
-    * ``paper``: the SAC paper's hyperparameters, 200k online samples (Table 1's budget).
-    * ``cpu``: the same networks and rates; the counts divided by 40 as the ODT ``cpu`` preset
-      divides its online budget (5k samples, 125 random warm-up steps, evaluation every 1000
-      steps), so SAC, IQL and ODT are compared at the same number of online samples.
-    * ``cpu-200k``: as ``paper`` (SAC has nothing for the cpu preset to shrink but its counts,
-      and this preset keeps the paper's 200k samples), labelled with its own preset.
-    * ``smoke``: seconds, for tests and CI (tiny networks, 300 samples). Not a result.
-    """
+    """SAC's configuration for one run: the SAC paper's, scaled by preset
+    (rlbase.presets.scale_sac), then overrides."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
     cfg = SACConfig(dataset=dataset, preset=preset, seed=seed)
-    if preset == "cpu":
-        cfg = dataclasses.replace(cfg, online_samples=cfg.online_samples // 40, warmup_steps=cfg.warmup_steps // 40,
-                                  eval_every=1_000, checkpoint_every=2_000)
-    elif preset == "smoke":
-        cfg = dataclasses.replace(cfg, online_samples=300, warmup_steps=100, batch_size=32, hidden_dim=32,
-                                  eval_every=150, eval_episodes=2, checkpoint_every=100, buffer_size=10_000)
+    cfg = scale_sac(cfg, preset)
     cfg = apply_overrides(cfg, dict(overrides or {}))
     return cfg.validate()
 
 
 # ============================================================================ pure math
-def squashed_gaussian_log_prob(u: torch.Tensor, mean: torch.Tensor, log_std: torch.Tensor) -> torch.Tensor:
-    """log pi(tanh(u)) for u ~ N(mean, exp(log_std)), summed over action dims.
-
-    The tanh change of variables subtracts log(1 - tanh(u)^2) = 2 (log 2 - u - softplus(-2u)),
-    written in the numerically stable form.
-    """
-    gauss = (-0.5 * ((u - mean) / log_std.exp()) ** 2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
-    return gauss - (2 * (math.log(2.0) - u - F.softplus(-2.0 * u))).sum(-1)
-
-
 def td_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tensor, next_log_prob: torch.Tensor,
               alpha: torch.Tensor | float, gamma: float) -> torch.Tensor:
     """Soft Bellman target r + gamma (1 - terminal) (min_i Q'_i(s', a') - alpha log pi(a'|s'))."""
@@ -136,72 +116,6 @@ def td_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tens
 def polyak_update(target: nn.Module, source: nn.Module, tau: float) -> None:
     for t, s in zip(target.parameters(), source.parameters()):
         t.lerp_(s, tau)
-
-
-# ============================================================================ networks
-def mlp(inp: int, out: int, hidden: int, n_hidden: int) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for i in range(n_hidden):
-        layers += [nn.Linear(inp if i == 0 else hidden, hidden), nn.ReLU()]
-    layers.append(nn.Linear(hidden, out))
-    return nn.Sequential(*layers)
-
-
-class EnsembleLinear(nn.Module):
-    """``n`` independent linear layers applied as one batched matmul (the twin critics)."""
-
-    def __init__(self, n: int, inp: int, out: int):
-        super().__init__()
-        self.weight = nn.Parameter(torch.empty(n, inp, out))
-        self.bias = nn.Parameter(torch.empty(n, 1, out))
-        bound = 1.0 / math.sqrt(inp)  # nn.Linear's default initialisation, per member
-        nn.init.uniform_(self.weight, -bound, bound)
-        nn.init.uniform_(self.bias, -bound, bound)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # x: (n, B, inp)
-        return torch.baddbmm(self.bias, x, self.weight)
-
-
-class TwinQ(nn.Module):
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int, n: int = 2):
-        super().__init__()
-        self.n = n
-        layers: list[nn.Module] = []
-        for i in range(n_hidden):
-            layers += [EnsembleLinear(n, obs_dim + act_dim if i == 0 else hidden, hidden), nn.ReLU()]
-        layers.append(EnsembleLinear(n, hidden, 1))
-        self.net = nn.Sequential(*layers)
-
-    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
-        """Q values of every member, shape (n, B)."""
-        x = torch.cat([obs, act], dim=-1).unsqueeze(0).expand(self.n, -1, -1)
-        return self.net(x).squeeze(-1)
-
-
-class TanhGaussianActor(nn.Module):
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int, n_hidden: int, log_std_min: float,
-                 log_std_max: float, action_low: np.ndarray, action_high: np.ndarray):
-        super().__init__()
-        self.net = mlp(obs_dim, 2 * act_dim, hidden, n_hidden)
-        self.log_std_min, self.log_std_max = log_std_min, log_std_max
-        self.register_buffer("scale", torch.as_tensor((action_high - action_low) / 2.0, dtype=torch.float32))
-        self.register_buffer("center", torch.as_tensor((action_high + action_low) / 2.0, dtype=torch.float32))
-
-    def dist_params(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        mean, log_std = self.net(obs).chunk(2, dim=-1)
-        log_std = self.log_std_min + 0.5 * (self.log_std_max - self.log_std_min) * (torch.tanh(log_std) + 1)
-        return mean, log_std
-
-    def sample(self, obs: torch.Tensor, generator: torch.Generator | None = None
-               ) -> tuple[torch.Tensor, torch.Tensor]:
-        """A reparameterised action in the env's bounds and its log-probability (of the unscaled tanh)."""
-        mean, log_std = self.dist_params(obs)
-        eps = torch.randn(mean.shape, generator=generator, device=mean.device)
-        u = mean + log_std.exp() * eps
-        return torch.tanh(u) * self.scale + self.center, squashed_gaussian_log_prob(u, mean, log_std)
-
-    def mean_action(self, obs: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(self.dist_params(obs)[0]) * self.scale + self.center
 
 
 # ============================================================================ replay buffer
@@ -284,8 +198,8 @@ class SACAgent:
         h, n = cfg.hidden_dim, cfg.n_hidden
         self.actor = TanhGaussianActor(self.obs_dim, self.act_dim, h, n, cfg.log_std_min, cfg.log_std_max,
                                        self.action_low, self.action_high).to(self.device)
-        self.critic = TwinQ(self.obs_dim, self.act_dim, h, n).to(self.device)
-        self.critic_target = TwinQ(self.obs_dim, self.act_dim, h, n).to(self.device)
+        self.critic = TwinQ(self.obs_dim, self.act_dim, h, n, batched=True).to(self.device)
+        self.critic_target = TwinQ(self.obs_dim, self.act_dim, h, n, batched=True).to(self.device)
         self.critic_target.load_state_dict(self.critic.state_dict())
         self.critic_target.requires_grad_(False)
         self.log_alpha = torch.tensor(math.log(cfg.init_alpha), device=self.device, requires_grad=True)
@@ -296,8 +210,7 @@ class SACAgent:
         self.buffer = ReplayBuffer(self.obs_dim, self.act_dim, min(cfg.buffer_size, max(cfg.online_samples, 1)))
         self.counters = Counters()
         self.train_returns: list[float] = []  # return of every finished training episode
-        self._sums: dict[str, float] = {}
-        self._n_sums = 0
+        self._metrics = DeviceMeans(METRICS, self.device)
         self._obs: np.ndarray | None = None  # observation of the episode in progress
         self._ep_return = 0.0
         self._eval_envs = VectorEnvPool(make_env)
@@ -312,7 +225,10 @@ class SACAgent:
         self._stop_requested = True
 
     # ----- one gradient update ------------------------------------------------------------
-    def update(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
+    def step(self, batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+        """One update (critics, actor, temperature, targets) with no host read: its metrics stay
+        on the device, summed for the next logged row (the loop reads them every
+        READ_EVERY_UPDATES updates)."""
         to = lambda a: torch.as_tensor(a, dtype=torch.float32, device=self.device)  # noqa: E731
         obs, act, rew = to(batch["observations"]), to(batch["actions"]), to(batch["rewards"])
         nxt, term = to(batch["next_observations"]), to(batch["terminated"])
@@ -344,8 +260,21 @@ class SACAgent:
 
         polyak_update(self.critic_target, self.critic, self.cfg.tau)
         self.counters.updates += 1
-        return {"critic_loss": critic_loss.item(), "actor_loss": actor_loss.item(), "alpha": self.alpha,
-                "entropy": -logp.detach().mean().item(), "q_mean": q.detach().mean().item()}
+        with torch.no_grad():
+            metrics = dict(zip(METRICS, (critic_loss.detach(), actor_loss.detach(), self.log_alpha.exp(),
+                                         -logp.mean(), q.mean()), strict=True))
+        self._metrics.add(metrics)
+        return metrics
+
+    def update(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
+        """``step``, then its metrics as floats (one host read; TrainingDiverged if one is NaN or
+        inf): for scripts and tests that want floats after every update."""
+        return read_metrics(self.step(batch), "SAC", self.counters.updates - 1)
+
+    def _read_metrics(self) -> dict[str, float]:
+        """The metrics' means since the last logged row (one host read); raises TrainingDiverged
+        when a loss since then was NaN or inf."""
+        return self._metrics.means("SAC", self.counters.updates)
 
     # ----- acting ---------------------------------------------------------------------------
     @torch.no_grad()
@@ -375,10 +304,9 @@ class SACAgent:
         k.online_samples += 1
         if k.online_samples >= c.warmup_steps and self.buffer.size >= c.batch_size:
             for _ in range(c.updates_per_step):
-                m = self.update(self.buffer.sample(self.rng, c.batch_size))
-                for key, v in m.items():
-                    self._sums[key] = self._sums.get(key, 0.0) + v
-                self._n_sums += 1
+                self.step(self.buffer.sample(self.rng, c.batch_size))
+                if k.updates % READ_EVERY_UPDATES == 0:
+                    self._read_metrics()
         if term or trunc:
             self.train_returns.append(self._ep_return)
             k.episodes += 1
@@ -427,6 +355,7 @@ class SACAgent:
         return row
 
     def _save(self, checkpoint: Callable[[], None] | None) -> None:
+        self._read_metrics()
         for net in (self.actor, self.critic):
             if not all(torch.isfinite(p).all() for p in net.parameters()):
                 raise TrainingDiverged(f"SAC parameters became NaN or inf by update {self.counters.updates}; "
@@ -436,8 +365,7 @@ class SACAgent:
 
     def _eval_row(self, log: Logger | None) -> dict:
         k = self.counters
-        train = {key: v / self._n_sums for key, v in self._sums.items()} if self._n_sums else {}
-        self._sums, self._n_sums = {}, 0
+        train = self._metrics.pop("SAC", k.updates)
         recent = self.train_returns[-10:]
         row = {"phase": "online", "updates": k.updates, "online_samples": k.online_samples,
                "episodes": k.episodes, **train,
@@ -465,7 +393,7 @@ class SACAgent:
             "actor_opt": self.actor_opt.state_dict(), "critic_opt": self.critic_opt.state_dict(),
             "alpha_opt": self.alpha_opt.state_dict(), "buffer": self.buffer.state_dict(),
             "counters": dict(vars(self.counters)), "train_returns": list(self.train_returns),
-            "running": {"sums": dict(self._sums), "count": self._n_sums},
+            "running": self._metrics.state_dict(),
             "rng_numpy": self.rng.bit_generator.state, "rng_torch": torch.get_rng_state(),
         }
 
@@ -481,7 +409,7 @@ class SACAgent:
         self.buffer.load_state_dict(state["buffer"])
         self.counters = Counters(**state["counters"])
         self.train_returns = list(state["train_returns"])
-        self._sums, self._n_sums = dict(state["running"]["sums"]), state["running"]["count"]
+        self._metrics.load_state_dict(state["running"])
         self.rng.bit_generator.state = state["rng_numpy"]
         torch.set_rng_state(state["rng_torch"])
         last = self.buffer.pos - 1

@@ -12,7 +12,8 @@ Sources (the paper's appendix C): Table C.1 (common pretraining values), Table C
 Presets: ``paper`` is exactly the paper. ``cpu`` keeps the paper's structure (the same
 algorithm, ratios and schedules) at a size a 2-core CPU finishes; ``cpu-200k`` is ``cpu`` with
 the paper's online phase (200k samples, its replay buffer); ``smoke`` runs in seconds and
-exists for tests. Results are always labelled with the preset they ran.
+exists for tests. Results are always labelled with the preset they ran. Every preset's scaling
+is in rlbase/presets.py.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
-PRESETS = ("paper", "cpu", "cpu-200k", "smoke")
+from rlbase.presets import PRESETS, scale_odt
+
 PROTOCOLS = ("offline", "online")
 
 
@@ -124,7 +126,7 @@ class OnlineConfig:
     sampling: str = "length"  # "length" | "return"
     eval_every_rounds: int = 10
     # learning rate from the first online round on; None: optim.lr, as in the paper (one rate
-    # throughout). The cpu preset sets it where its LAMB floor raised optim.lr (scale_to_cpu).
+    # throughout). The cpu preset sets it where its LAMB floor raised optim.lr (rlbase.presets.scale_to_cpu).
     lr: float | None = None
     # True: each exploration rollout enters the replay buffer (Algorithm 1). False: the
     # no-new-data control (method ``odt-control``): the same rollouts, rounds and updates, but
@@ -287,171 +289,12 @@ def paper_config(dataset: str, protocol: str) -> ODTConfig:
     return cfg.validate()
 
 
-# The ``cpu`` preset's scale (tuned once on hopper-medium with seed 100, which no table reports).
-CPU_EMBED_DIM = 64  # the paper's 512 (1024 for antmaze-umaze-diverse: 2x this)
-CPU_LAYERS = 3  # the paper's 4
-CPU_BATCH = 64  # the paper's 256
-CPU_WARMUP = 1000  # the paper's 1e4
-CPU_COUNT_DIVISOR = 40  # offline-only updates (1e5 -> 2500), online budget (0.2m -> 5k), buffer
-CPU_PRETRAIN_DIVISOR = 2  # pretraining before finetuning (5000 -> 2500, 10000 -> 5000)
-CPU_MIN_LAMB_LR = 1e-3  # LAMB learning rates below this are raised to it (the paper's range: 1e-4 to 2e-3)
-
-
-def scale_to_cpu(cfg: ODTConfig) -> ODTConfig:
-    """The ``cpu`` preset: the paper's structure at a size one CPU core runs in about 15 min.
-
-    Sized so that the Hopper block of Table 1 (9 cells x 5 seeds) fits about two and a half
-    hours of a 2-core machine. Measured here with one thread per run and two runs at once: a
-    width-64, 3-layer, batch-64 update costs about 0.1 s of one core (the paper's size: about
-    8 s of both cores), and with 10k online samples an ODT run took about 23 min, most of it
-    in the 300-update rounds after short early episodes. What changes, and why:
-
-    * model 512 wide x 4 layers -> 64 x 3 (the head count is kept), batch 256 -> 64; K stays 20;
-    * offline-only runs (ODT's offline protocol; DT): 1e5 updates -> 2500 (/40); the online
-      budget 200k -> 5k samples (/40) and the replay buffer 1000 -> 25 trajectories (/40, so
-      it holds the same share of the online data); warmup 1e4 -> 1000;
-    * pretraining before finetuning is only halved (5000 -> 2500; it scored 40 on hopper-medium
-      and 23 on -medium-replay at seed 100): with a quarter of the batch, a tenth of the
-      paper's pretraining left a policy that falls within 20-200 steps, and the online phase
-      then spends its budget on hundreds of tiny rounds (hours, not minutes, and not the
-      paper's regime of finetuning a competent pretrained policy);
-    * LAMB learning rates below 1e-3 are raised to 1e-3 for pretraining. LAMB steps are
-      relative to each weight's norm, so a narrow model moves its function more slowly at the
-      same rate: on hopper-medium (seed 100) the paper's 1e-4 scored 6 after 2500 updates where
-      1e-3 scored 41. 1e-3 is inside the paper's own range (Table C.4: 1e-4 to 2e-3). AdamW
-      (DT) keeps its rate;
-    * finetuning runs at the paper's rate (``online.lr``) where the floor raised it. Finetuned
-      at 1e-3, hopper-medium lost its first online gain by 5k samples (Table 1's ODT 37.9 from
-      44.2 offline, 5 seeds), and pretraining continued at 1e-3 without online data drifted
-      down too (seed 100: 40 -> 33 over 4500 more updates); finetuned at 1e-4 the same
-      pretrained policies ended at 50.8 (experiment ``finetune_lr``, 5 seeds);
-    * kept as in the paper: the per-dataset weight decays, RTGs and context lengths, 300
-      updates per round, one trajectory per round, dropout, clipping, the entropy target.
-    """
-    offline_only = cfg.online.online_samples == 0
-    lr = max(cfg.optim.lr, CPU_MIN_LAMB_LR) if cfg.optim.optimizer == "lamb" else cfg.optim.lr
-    finetune_lr = cfg.optim.lr if lr != cfg.optim.lr and cfg.online.lr is None and not offline_only else cfg.online.lr
-    cfg = dataclasses.replace(
-        cfg,
-        model=dataclasses.replace(
-            cfg.model, embed_dim=CPU_EMBED_DIM if cfg.model.embed_dim <= 512 else 2 * CPU_EMBED_DIM,
-            n_layers=CPU_LAYERS),
-        optim=dataclasses.replace(cfg.optim, batch_size=CPU_BATCH, warmup_steps=CPU_WARMUP, lr=lr),
-        online=dataclasses.replace(
-            cfg.online,
-            online_samples=cfg.online.online_samples // CPU_COUNT_DIVISOR,
-            buffer_size=max(1, cfg.online.buffer_size // CPU_COUNT_DIVISOR),
-            eval_every_rounds=5,
-            lr=finetune_lr,
-        ),
-        pretrain_updates=cfg.pretrain_updates // (CPU_COUNT_DIVISOR if offline_only else CPU_PRETRAIN_DIVISOR),
-        eval_every_updates=1000,
-        checkpoint_every_updates=500,
-    )
-    return cfg.validate()
-
-
-# AntMaze's offline budgets at the cpu preset, sized on antmaze-umaze by
-# paper_tables/PROTOCOL-antmaze-sizing-cpu.md (tuning seeds 100-101; decision in its results):
-# no method reached its "learned" bar (both seeds >= 30% success at two evaluations in a row)
-# within 2500 / 3500 updates, and ODT's offline protocol and its pretraining gained >= 10 points
-# by 2e4 updates, so both move to 2e4 (IQL keeps the preset's 1.8e5; DT shares ODT offline's).
-CPU_ANTMAZE_UPDATES = 20_000  # DT, ODT's offline protocol, ODT's pretraining before finetuning
-CPU_ANTMAZE_EVAL_EVERY = 2500  # as in the sizing runs: 8 evaluations of 100 700-step episodes, not 20
-# the evaluations that do not end a phase run 20 episodes, those that do keep AntMaze's 100
-# (PROTOCOL-table1-rows-cpu.md, amendment of 2026-11-29: evaluation was a fifth to a third of an AntMaze run's cost)
-CPU_ANTMAZE_EVAL_EPISODES_INTERIM = 20
-
-
-def scale_antmaze_to_cpu(cfg: ODTConfig, dataset: str) -> ODTConfig:
-    """The cpu preset's AntMaze budgets (``CPU_ANTMAZE_UPDATES``) on a config already scaled by
-    ``scale_to_cpu``; locomotion configs are returned unchanged."""
-    if not is_antmaze(dataset):
-        return cfg
-    return dataclasses.replace(cfg, pretrain_updates=CPU_ANTMAZE_UPDATES, eval_every_updates=CPU_ANTMAZE_EVAL_EVERY,
-                               eval_episodes_interim=CPU_ANTMAZE_EVAL_EPISODES_INTERIM).validate()
-
-
-# The ``cpu-200k`` preset's online phase (see scale_to_cpu_200k).
-CPU_200K_EVAL_EVERY_ROUNDS = 10  # >= 20 evaluations however long the episodes (200k / 1000 steps = 200 rounds)
-CPU_200K_CHECKPOINT_EVERY_UPDATES = 3000  # every 10 rounds: a checkpoint holds the 1000-trajectory buffer
-
-
-def scale_to_cpu_200k(cfg: ODTConfig) -> ODTConfig:
-    """The ``cpu-200k`` preset: the ``cpu`` preset's model, batch, rates and pretraining with the
-    paper's online phase, the data budget of Table 1's "0.2m" column at the cpu model size.
-
-    What differs from ``cpu`` (offline-only configs, DT's and ODT's offline protocol, are the cpu
-    preset's unchanged):
-
-    * the online budget is the paper's 200k samples (cpu: 5k) and the replay buffer the paper's
-      Table C.4 size, 1000 trajectories (1500 on AntMaze; cpu: /40), 300 updates per round as in
-      both;
-    * an evaluation every ``CPU_200K_EVAL_EVERY_ROUNDS`` = 10 rounds (cpu: 5, the paper preset's
-      10). A round takes one exploration episode of at most 1000 steps, so 200k samples take at
-      least 200 rounds and give at least ceil(200 / 10) = 20 online evaluations, the one ending
-      the budget included. On hopper-medium the cpu runs' exploration episodes averaged 367 steps
-      (Table 1, 10 seeds, 5k samples), so a typical run is ~545 rounds and ~55 evaluations. Cost
-      per evaluation: 10 episodes of ~670 steps (those runs' online evaluations; ~2.7 ms of a core
-      per step with its batch-10 forward pass: ~18 s); per round: 300 updates of ~0.11 s and one
-      exploration episode (~34 s). Evaluating every 10 rounds is ~5% of the online phase (~7% if
-      every episode ran 1000 steps); every 5 rounds would double that;
-    * a checkpoint every ``CPU_200K_CHECKPOINT_EVERY_UPDATES`` = 3000 updates (cpu: 500): each
-      one writes the buffer, the ~447k steps of hopper-medium's top 1000 trajectories (42 MB), and
-      150k online updates at the cpu interval would write ~13 GB per run. A kill loses at most 10
-      rounds (~6 min); a stop request still checkpoints at the end of its round. Checkpoints do
-      not change what a run computes.
-    """
-    scaled = scale_to_cpu(cfg)
-    if cfg.online.online_samples == 0:
-        return scaled
-    online = dataclasses.replace(scaled.online, online_samples=cfg.online.online_samples,
-                                 buffer_size=cfg.online.buffer_size, eval_every_rounds=CPU_200K_EVAL_EVERY_ROUNDS)
-    return dataclasses.replace(scaled, online=online,
-                               checkpoint_every_updates=CPU_200K_CHECKPOINT_EVERY_UPDATES).validate()
-
-
-def scale_to_smoke(cfg: ODTConfig) -> ODTConfig:
-    """The ``smoke`` preset: seconds per run, for tests and CI. Not a result."""
-    cfg = dataclasses.replace(
-        cfg,
-        model=dataclasses.replace(cfg.model, embed_dim=32, n_layers=1, n_heads=2, context_len=5, eval_context_len=min(cfg.model.eval_context_len, 5)),
-        optim=dataclasses.replace(cfg.optim, batch_size=16, warmup_steps=10),
-        online=dataclasses.replace(
-            cfg.online,
-            online_samples=min(cfg.online.online_samples, 300),
-            updates_per_round=5,
-            buffer_size=10,
-            eval_every_rounds=2,
-        ),
-        pretrain_updates=min(cfg.pretrain_updates, 40),
-        eval_episodes=2,
-        eval_every_updates=20,
-        checkpoint_every_updates=20,
-    )
-    return cfg.validate()
-
-
-def scale_to_preset(cfg: ODTConfig, preset: str, dataset: str) -> ODTConfig:
-    """A paper-sized config (ODT's or DT's) scaled to ``preset``: ``cpu`` or ``cpu-200k`` (with
-    AntMaze's own offline budgets), ``smoke``, or ``paper`` (unchanged)."""
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
-    if preset == "cpu":
-        return scale_antmaze_to_cpu(scale_to_cpu(cfg), dataset)
-    if preset == "cpu-200k":
-        return scale_antmaze_to_cpu(scale_to_cpu_200k(cfg), dataset)
-    if preset == "smoke":
-        return scale_to_smoke(cfg)
-    return cfg
-
-
 def make_config(dataset: str, protocol: str = "online", preset: str = "paper",
                 overrides: dict[str, Any] | None = None) -> ODTConfig:
     """The configuration of one ODT run: the paper's table, scaled by preset, then overrides."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
-    cfg = scale_to_preset(paper_config(dataset, protocol), preset, dataset)
+    cfg = scale_odt(paper_config(dataset, protocol), preset, is_antmaze(dataset))
     return apply_overrides(cfg, overrides or {})
 
 

@@ -1,9 +1,9 @@
 """Progress bars that stay readable when their output goes to a log file.
 
 tqdm redraws a bar with a carriage return every ~0.1-2 s. On a terminal that is one line; in a
-redirected log (a Slurm job's, a `nohup` batch's) every redraw is kept, and a 79-minute dataset
-forge wrote ~1 MB of them (2026-11-28). When the bar's stream is not a terminal, it is redrawn at
-most once a minute instead; terminals and notebooks keep tqdm's own pace.
+redirected log (a Slurm job's, a `nohup` batch's) every redraw is kept, megabytes of them over a
+long run. When the bar's stream is not a terminal, it is redrawn at most once a minute instead;
+terminals and notebooks keep tqdm's own pace.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from baselines.iql import (
     td_target,
     transitions,
 )
+from baselines.metrics import READ_EVERY_UPDATES, DeviceMeans
 from benchmarks.methods import build_agent, method_config
 from odt.config import ConfigError
 from odt.train import StopRequested, TrainingDiverged
@@ -242,6 +243,50 @@ def test_iql_update_reports_its_metrics_and_names_a_divergence(hopper_random):
     agent.close()
 
 
+def test_a_nan_loss_stops_iql_within_one_read_interval_and_no_checkpoint_holds_it(hopper_random):
+    """The loop reads its metrics every READ_EVERY_UPDATES updates, not every update: a NaN
+    loss from update 7 on raises TrainingDiverged by the next read, before any checkpoint."""
+    from baselines.iql import IQLAgent
+
+    cfg = iql_config("hopper-medium", "smoke", 0, {"offline_updates": 3 * READ_EVERY_UPDATES,
+                                                    "eval_every_updates": 1000, "checkpoint_every_updates": 5})
+    agent = IQLAgent(cfg, hopper_random, make_hopper, progress=False)
+    sample, checkpoints = agent.sample_batch, []
+
+    def poisoned():
+        batch = sample()
+        if agent.counters.updates >= 7:
+            batch["rewards"] = torch.full_like(batch["rewards"], float("nan"))
+        return batch
+
+    agent.sample_batch = poisoned
+    with pytest.raises(TrainingDiverged, match="IQL losses"):
+        agent.pretrain(checkpoint=lambda: checkpoints.append(agent.counters.updates))
+    assert 7 < agent.counters.updates <= 7 + READ_EVERY_UPDATES and checkpoints == [5]
+    agent.close()
+
+
+def test_device_means_are_the_float_sums_of_the_per_update_values():
+    """Float64 sums of float32 values on the device: the means a per-update float read gave."""
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(37, 2)).astype(np.float32) * np.float32(1e3)
+    means = DeviceMeans(("a", "b"))
+    for row in values:
+        means.add({"a": torch.tensor(row[0]), "b": torch.tensor(row[1])})
+    expected = {"a": 0.0, "b": 0.0}
+    for row in values:
+        expected = {"a": expected["a"] + float(row[0]), "b": expected["b"] + float(row[1])}
+    state = means.state_dict()
+    assert state == {"sums": expected, "count": 37}  # a checkpoint's layout, as before
+    restored = DeviceMeans(("a", "b"))
+    restored.load_state_dict(state)
+    assert restored.pop("x", 37) == means.pop("x", 37) == {k: v / 37 for k, v in expected.items()}
+    assert means.pop("x", 37) == {} and means.state_dict() == {"sums": {}, "count": 0}
+    means.add({"a": torch.tensor(float("inf")), "b": torch.tensor(1.0)})
+    with pytest.raises(TrainingDiverged, match=r"x losses \{'a': inf\} within the 1 updates up to update 9"):
+        means.means("x", 9)
+
+
 def _iql_reference_update(agent, batch) -> None:
     """One IQL update written from the paper's definitions (Kostrikov et al. 2022, Alg. 1 and
     its official order): V by expectile regression on min(Q_target), then the actor by
@@ -291,7 +336,7 @@ def test_iql_update_is_the_published_update_and_its_fused_adam_is_plain_adam(hop
     for obj in (reference, twin):
         for k in ("actor", "critic", "target_critic", "value", "counters"):
             setattr(obj, k, copy.deepcopy(plain[k]))
-        obj._running = type(agent._running)()
+        obj._metrics = DeviceMeans(agent._metrics.names)
         for opt, net, lr in (("actor_opt", obj.actor, obj.cfg.actor_lr),
                              ("critic_opt", obj.critic, obj.cfg.critic_lr),
                              ("value_opt", obj.value, obj.cfg.value_lr)):

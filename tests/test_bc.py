@@ -12,10 +12,10 @@ import torch
 from conftest import make_hopper
 
 from baselines.bc import BCAgent, bc_config
-from baselines.iql import CPU_IQL_OFFLINE_UPDATES
 from benchmarks import run as run_cli
 from benchmarks.methods import build_agent, method_config
 from odt.config import ConfigError
+from rlbase.presets import CPU_IQL_OFFLINE_UPDATES
 
 
 def _numpy_actor(agent: BCAgent, obs: np.ndarray) -> np.ndarray:

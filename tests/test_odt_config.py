@@ -78,7 +78,8 @@ def test_cpu_200k_preset_is_cpu_with_the_papers_online_phase():
     from baselines.dt import dt_config
     from baselines.iql import iql_config
     from baselines.sac import sac_config
-    from odt.config import CPU_200K_EVAL_EVERY_ROUNDS, phase_evaluations, to_dict
+    from odt.config import phase_evaluations, to_dict
+    from rlbase.presets import CPU_200K_EVAL_EVERY_ROUNDS
     for d in ("hopper-medium", "walker2d-medium", "antmaze-umaze-diverse"):
         cpu, big, paper = (make_config(d, "online", p) for p in ("cpu", "cpu-200k", "paper"))
         assert (big.online.online_samples, big.online.buffer_size) == (paper.online.online_samples, paper.online.buffer_size)

@@ -10,17 +10,18 @@ import pytest
 import torch
 
 from baselines.interface import Agent
+from baselines.metrics import READ_EVERY_UPDATES
+from baselines.nets import TwinQ, squashed_gaussian_log_prob
 from baselines.sac import (
     ReplayBuffer,
     SACAgent,
     SACConfig,
-    TwinQ,
     polyak_update,
     sac_config,
-    squashed_gaussian_log_prob,
     td_target,
 )
 from odt.config import ConfigError
+from odt.train import TrainingDiverged
 
 
 class TargetBandit(gym.Env):
@@ -55,17 +56,32 @@ def test_td_target_numbers():
 
 
 def test_polyak_update_moves_by_tau():
-    a, b = TwinQ(3, 1, 8, 1), TwinQ(3, 1, 8, 1)
+    a, b = TwinQ(3, 1, 8, 1, batched=True), TwinQ(3, 1, 8, 1, batched=True)
     before = [p.clone() for p in a.parameters()]
     polyak_update(a, b, 0.25)
     for p0, p, q in zip(before, a.parameters(), b.parameters()):
         torch.testing.assert_close(p, 0.75 * p0 + 0.25 * q)
 
 
-def test_twin_critics_are_independent_members():
-    q = TwinQ(3, 2, 16, 2)
+@pytest.mark.parametrize("batched", [True, False])
+def test_twin_critics_are_independent_members(batched):
+    q = TwinQ(3, 2, 16, 2, batched=batched)
     out = q(torch.randn(5, 3), torch.randn(5, 2))
     assert out.shape == (2, 5) and not torch.allclose(out[0], out[1])
+
+
+def test_batched_twin_critics_compute_what_two_separate_mlps_do():
+    """The batched layout is the pair layout's math: copy its weights into two MLPs and compare."""
+    batched, pair = TwinQ(3, 2, 16, 2, batched=True), TwinQ(3, 2, 16, 2)
+    with torch.no_grad():
+        for member, mlp in enumerate((pair.q1, pair.q2)):
+            linears = [m for m in mlp if isinstance(m, torch.nn.Linear)]
+            ensembles = [m for m in batched.net if not isinstance(m, torch.nn.ReLU)]
+            for linear, ens in zip(linears, ensembles, strict=True):
+                linear.weight.copy_(ens.weight[member].T)
+                linear.bias.copy_(ens.bias[member, 0])
+    obs, act = torch.randn(7, 3), torch.randn(7, 2)
+    torch.testing.assert_close(batched(obs, act), pair(obs, act))
 
 
 def test_replay_buffer_is_fifo_and_ordered():
@@ -111,6 +127,26 @@ def _small(**kw) -> SACConfig:
     base = dict(online_samples=600, warmup_steps=100, batch_size=32, hidden_dim=32, eval_every=300,
                 eval_episodes=2, checkpoint_every=150, seed=0)
     return SACConfig(**{**base, **kw})
+
+
+def test_a_nan_loss_stops_sac_within_one_read_interval():
+    """SAC reads its metrics every READ_EVERY_UPDATES updates: a NaN reward in every batch from
+    update 3 on raises TrainingDiverged by the next read."""
+    agent = SACAgent(_small(online_samples=2000, warmup_steps=0, eval_every=2000, checkpoint_every=2000),
+                     TargetBandit, progress=False)
+    sample = agent.buffer.sample
+
+    def poisoned(rng, n):
+        batch = sample(rng, n)
+        if agent.counters.updates >= 3:
+            batch["rewards"] = np.full_like(batch["rewards"], np.nan)
+        return batch
+
+    agent.buffer.sample = poisoned
+    with pytest.raises(TrainingDiverged, match="SAC losses"):
+        agent.finetune()
+    assert 3 < agent.counters.updates <= 3 + READ_EVERY_UPDATES
+    agent.close()
 
 
 def test_learning_signal_on_a_bandit():

@@ -15,7 +15,7 @@ Three tables:
    and ours from an ``ODTTrainer``; rows marked ``(data)`` need the dataset.
 2. **paper**: each dataset's finetuning values in the paper (Table C.3, ``tbl:odt_common_online``;
    Table C.4, ``tbl:odt_hp_online``; the appendix's text for the dual variable's optimizer), the
-   value the preset's rule gives from them (``odt.config.scale_to_cpu``: the rules restated here,
+   value the preset's rule gives from them (``rlbase.presets.scale_to_cpu``: the rules restated here,
    so a preset that drifts from its own rule shows), and the value both codes run.
 3. **state statistics**: the normalisation mean and std of each dataset, ours and official.
 
@@ -45,6 +45,12 @@ from benchmarks.official.driver import (
     official_variant,
 )
 from odt.config import (
+    PAPER_ONLINE_TABLE,
+    ConfigError,
+    ODTConfig,
+    make_config,
+)
+from rlbase.presets import (
     CPU_BATCH,
     CPU_COUNT_DIVISOR,
     CPU_EMBED_DIM,
@@ -52,10 +58,6 @@ from odt.config import (
     CPU_MIN_LAMB_LR,
     CPU_PRETRAIN_DIVISOR,
     CPU_WARMUP,
-    PAPER_ONLINE_TABLE,
-    ConfigError,
-    ODTConfig,
-    make_config,
 )
 
 # Table C.3 (tbl:odt_common_online), the common finetuning values, and the appendix's text (Adam
@@ -430,7 +432,7 @@ def render(all_settings: Sequence[DatasetSettings], preset: str) -> str:
     lines += settings_table(all_settings)
     lines += ["", "## Each value against the paper", "",
               f"The paper's finetuning values ({TABLE_C3}, {TABLE_C4}), the `{preset}` preset's rule "
-              "(`odt.config.scale_to_cpu`), and what each code runs.", ""]
+              "(`rlbase.presets.scale_to_cpu`), and what each code runs.", ""]
     lines += paper_table(all_settings, preset)
     lines += ["", "## State normalisation", ""]
     for s in all_settings:
