@@ -13,7 +13,7 @@ test:  ## the fast, seeded test suite (CI runs exactly this)
 	$(BIN)/python -m pytest -q -m "not slow and not slurm"
 
 lint:
-	$(BIN)/ruff check odt baselines benchmarks studies tests
+	$(BIN)/ruff check rlbase odt baselines benchmarks studies tests
 
 plots:  ## regenerate every figure from results/
 	$(BIN)/python -m benchmarks.plots

@@ -36,23 +36,21 @@ import numpy as np
 import torch
 
 from baselines.nets import DeterministicActor
-from odt.clock import Stopwatch
-from odt.config import (
+from rlbase.clock import Stopwatch
+from rlbase.config import ConfigError, apply_overrides, is_rate, is_size
+from rlbase.envs import VectorEnvPool, run_policy_episodes, summarize_returns
+from rlbase.presets import scale_bc
+from rlbase.progress import progress_bar
+from rlbase.protocol import (
     PRESETS,
-    ConfigError,
-    apply_overrides,
     domain_defaults,
     evaluation_episodes,
     is_antmaze,
-    is_rate,
-    is_size,
     known_datasets,
 )
-from odt.progress import progress_bar
-from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
-from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
-from odt.trajectories import Trajectories
-from rlbase.presets import scale_bc
+from rlbase.seeds import evaluation_seeds, run_seed
+from rlbase.training import RunningMeans, StopRequested, TrainingDiverged, resolve_device
+from rlbase.trajectories import Trajectories
 
 EnvFactory = Callable[[], gym.Env]
 ScoreFn = Callable[[np.ndarray], np.ndarray]
@@ -139,8 +137,8 @@ class BCAgent:
         self.device = resolve_device(cfg.device)
         low, high = self._action_bounds(dataset.obs_dim, dataset.act_dim)
 
-        torch.manual_seed(cfg.seed)
-        self.rng = np.random.default_rng(cfg.seed)
+        torch.manual_seed(run_seed(cfg.seed))
+        self.rng = np.random.default_rng(run_seed(cfg.seed))
         self.actor = DeterministicActor(dataset.obs_dim, dataset.act_dim, cfg.hidden_dim, cfg.n_hidden, low, high).to(self.device)
         self.opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr)
         if cfg.normalize_observations:
@@ -173,7 +171,7 @@ class BCAgent:
         return (obs.float() - self.obs_mean) / self.obs_std
 
     def request_stop(self) -> None:
-        """Checkpoint and raise odt.train.StopRequested after the current update (signal-safe)."""
+        """Checkpoint and raise rlbase.training.StopRequested after the current update (signal-safe)."""
         self._stop_requested = True
 
     # ----- training ------------------------------------------------------------------------

@@ -23,17 +23,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from odt.config import (
-    PRESETS,
-    ConfigError,
-    ODTConfig,
-    apply_overrides,
-    is_antmaze,
-    paper_config,
-)
+from odt.config import ODTConfig, paper_config
 from odt.train import ODTTrainer
-from odt.trajectories import Trajectories
+from rlbase.config import ConfigError, apply_overrides
 from rlbase.presets import scale_dt
+from rlbase.protocol import PRESETS, is_antmaze
+from rlbase.trajectories import Trajectories
 
 DT_TARGET_RETURN = {"hopper": 3600.0, "walker2d": 5000.0, "halfcheetah": 6000.0}
 

@@ -35,7 +35,7 @@ class Agent(Protocol):
     def evaluate(self, episodes: int | None = None) -> dict: ...
 
     def request_stop(self) -> None:
-        """Checkpoint and raise ``odt.train.StopRequested`` at the next safe point (called from
+        """Checkpoint and raise ``rlbase.training.StopRequested`` at the next safe point (called from
         a signal handler on preemption or before a time limit)."""
         ...
 

@@ -48,24 +48,21 @@ import torch
 
 from baselines.metrics import READ_EVERY_UPDATES, DeviceMeans, read_metrics
 from baselines.nets import GaussianActor, TwinQ, ValueNet
-from odt.clock import Stopwatch
-from odt.config import (
+from rlbase.clock import Stopwatch
+from rlbase.config import ConfigError, apply_overrides, is_finite, is_rate, is_size
+from rlbase.envs import VectorEnvPool, run_policy_episodes, summarize_returns
+from rlbase.presets import scale_iql
+from rlbase.progress import ProgressBar, progress_bar
+from rlbase.protocol import (
     PRESETS,
-    ConfigError,
-    apply_overrides,
     domain_defaults,
     evaluation_episodes,
     is_antmaze,
-    is_finite,
-    is_rate,
-    is_size,
     known_datasets,
 )
-from odt.progress import ProgressBar, progress_bar
-from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
-from odt.train import StopRequested, TrainingDiverged, resolve_device
-from odt.trajectories import DatasetError, Trajectories
-from rlbase.presets import scale_iql
+from rlbase.seeds import evaluation_seeds, exploration_seed, iql_sampling_seed, run_seed
+from rlbase.training import StopRequested, TrainingDiverged, resolve_device
+from rlbase.trajectories import DatasetError, Trajectories
 
 METRICS = ("value_loss", "actor_loss", "q_loss", "advantage_mean", "weight_mean", "v_mean")  # per update
 EnvFactory = Callable[[], gym.Env]
@@ -303,9 +300,9 @@ class IQLAgent:
         obs_dim, act_dim = dataset.obs_dim, dataset.act_dim
         self._check_env_shapes(obs_dim, act_dim)
 
-        torch.manual_seed(cfg.seed)
-        self.rng = np.random.default_rng(cfg.seed)
-        self.explore_gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 1)
+        torch.manual_seed(run_seed(cfg.seed))
+        self.rng = np.random.default_rng(run_seed(cfg.seed))
+        self.explore_gen = torch.Generator(device=self.device).manual_seed(iql_sampling_seed(cfg.seed))
         h, nh = cfg.hidden_dim, cfg.n_hidden
         self.actor = GaussianActor(obs_dim, act_dim, h, nh, cfg.log_std_min, cfg.log_std_max).to(self.device)
         self.critic = TwinQ(obs_dim, act_dim, h, nh).to(self.device)
@@ -346,7 +343,7 @@ class IQLAgent:
                              f"environment (obs {obs_shape}, act {act_shape})")
 
     def request_stop(self) -> None:
-        """Ask the running phase to checkpoint and raise odt.train.StopRequested at its next
+        """Ask the running phase to checkpoint and raise rlbase.training.StopRequested at its next
         safe point (after the current update offline, at the end of the current episode
         online). Safe to call from a signal handler."""
         self._stop_requested = True
@@ -528,7 +525,7 @@ class IQLAgent:
         clock = Stopwatch(k)
         while k.online_samples < budget:
             if obs is None:
-                obs, _ = self._env.reset(seed=20_000_000 + c.seed * 100_000 + k.episodes)
+                obs, _ = self._env.reset(seed=exploration_seed(c.seed, k.episodes))
                 ep_return, ep_start = 0.0, k.online_samples
             action = self.act(obs[None], sample=True)[0]
             next_obs, reward, term, trunc, _ = self._env.step(action)

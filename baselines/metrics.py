@@ -15,7 +15,7 @@ import math
 
 import torch
 
-from odt.train import TrainingDiverged
+from rlbase.training import TrainingDiverged
 
 READ_EVERY_UPDATES = 100  # the baselines' loops read their metrics, and look for a divergence, this often
 

@@ -34,12 +34,14 @@ from torch import nn
 
 from baselines.metrics import READ_EVERY_UPDATES, DeviceMeans, read_metrics
 from baselines.nets import TanhGaussianActor, TwinQ
-from odt.clock import Stopwatch
-from odt.config import PRESETS, ConfigError, apply_overrides, is_finite, is_rate, is_size
-from odt.progress import progress_bar
-from odt.rollout import VectorEnvPool, evaluation_seeds, run_policy_episodes, summarize_returns
-from odt.train import StopRequested, TrainingDiverged
+from rlbase.clock import Stopwatch
+from rlbase.config import ConfigError, apply_overrides, is_finite, is_rate, is_size
+from rlbase.envs import VectorEnvPool, run_policy_episodes, summarize_returns
 from rlbase.presets import scale_sac
+from rlbase.progress import progress_bar
+from rlbase.protocol import PRESETS
+from rlbase.seeds import evaluation_seeds, run_seed, sac_episode_seed
+from rlbase.training import StopRequested, TrainingDiverged
 
 Logger = Callable[[dict], None]
 METRICS = ("critic_loss", "actor_loss", "alpha", "entropy", "q_mean")  # per update, summed on the device
@@ -186,8 +188,8 @@ class SACAgent:
                  score_fn: Callable[[np.ndarray], np.ndarray] | None = None, progress: bool = True):
         self.cfg, self.make_env, self.score_fn, self.progress = cfg.validate(), make_env, score_fn, progress
         self.device = torch.device(cfg.device)
-        torch.manual_seed(cfg.seed)
-        self.rng = np.random.default_rng(cfg.seed)
+        torch.manual_seed(run_seed(cfg.seed))
+        self.rng = np.random.default_rng(run_seed(cfg.seed))
         self.env = make_env()
         space = self.env.action_space
         if not isinstance(space, gym.spaces.Box):
@@ -284,7 +286,7 @@ class SACAgent:
         return a.cpu().numpy().reshape((-1, self.act_dim) if np.ndim(obs) > 1 else (self.act_dim,))
 
     def _reset_episode(self) -> None:
-        seed = 30_000_000 + self.cfg.seed * 1_000_000 + self.counters.episodes
+        seed = sac_episode_seed(self.cfg.seed, self.counters.episodes)
         self._obs, _ = self.env.reset(seed=seed)
         self._ep_return = 0.0
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from odt.config import domain_defaults, evaluation_episodes, is_antmaze, phase_evaluations
+from rlbase.protocol import domain_defaults, evaluation_episodes, is_antmaze, phase_evaluations
 
 EPISODE_FRACTION = 0.5  # mean locomotion episode length assumed, as a fraction of the cap
 
@@ -58,7 +58,7 @@ BudgetFn = Callable[[Any, str], Budget]  # (the method's config, dataset) -> its
 
 def phase_episodes(evals: int, full: int, interim: int) -> float:
     """Episodes of a phase's ``evals`` evaluations: the one ending it runs ``full``, the others
-    ``interim`` where set (``odt.config.evaluation_episodes``)."""
+    ``interim`` where set (``rlbase.protocol.evaluation_episodes``)."""
     if evals <= 0:
         return 0.0
     return full + (evals - 1) * evaluation_episodes(full, interim, ends_phase=False)

@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any
 
 from benchmarks import records as rec
-from odt.config import to_dict
+from rlbase.config import to_dict
 
 # Each config class config_dict has converted: its top-level field names and the flat defaults
 # of its fields. A dict config_dict made (the cost model drops its seed and compares dicts) is

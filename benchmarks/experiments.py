@@ -85,7 +85,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from odt.config import PRESETS, ConfigError, is_antmaze, known_datasets, paper_config
+from odt.config import paper_config
+from rlbase.config import ConfigError
+from rlbase.protocol import PRESETS, is_antmaze, known_datasets
 
 MINARI_PREFIX = "minari:"  # a local Minari dataset by its own id (benchmarks.datasets.minari_spec),
 # accepted by every experiment through --datasets; configured with its family's paper row

@@ -46,9 +46,9 @@ from benchmarks.preemption import stop_on_signals
 from benchmarks.sharing import pretraining as shared
 from benchmarks.sharing import runs as same_run
 from benchmarks.trackers.loggers import Loggers, open_loggers
-from odt.checkpoint import CheckpointManager
-from odt.runtime import keep_freed_memory_in_heap
-from odt.train import StopRequested, TrainingDiverged
+from rlbase.checkpoint import CheckpointManager
+from rlbase.runtime import keep_freed_memory_in_heap
+from rlbase.training import StopRequested, TrainingDiverged
 
 KEEP_CHECKPOINTS = int(os.environ.get("ODT_KEEP_CHECKPOINTS", "2"))
 
@@ -108,7 +108,7 @@ def check_config_unchanged(spec: RunSpec, directory: Path) -> None:
     path = directory / rec.CONFIG
     if not path.exists():
         return
-    from odt.config import ConfigError
+    from rlbase.config import ConfigError
     try:
         current = run_config(spec, directory)
     except ConfigError:  # the spec no longer builds at all (or its twin is gone): the run itself reports that

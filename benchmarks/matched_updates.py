@@ -27,7 +27,7 @@ from typing import Any
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.methods import UPDATE_TWINS
-from odt.config import ConfigError, apply_overrides
+from rlbase.config import ConfigError, apply_overrides
 
 FIELD = "online.online_updates"
 

@@ -56,9 +56,11 @@ from benchmarks.budgets import BudgetFn
 from benchmarks.corl.driver import CorlIQLAgent, corl_config
 from benchmarks.datasets.minari_spec import hyperparameter_dataset
 from benchmarks.official.driver import OfficialODTAgent, official_config
-from odt.config import PRESETS, ConfigError, make_config, parse_assignments
+from odt.config import make_config
 from odt.train import ODTTrainer
-from odt.trajectories import Trajectories
+from rlbase.config import ConfigError, parse_assignments
+from rlbase.protocol import PRESETS
+from rlbase.trajectories import Trajectories
 
 
 def dataset_size(preset: str) -> str:
@@ -188,7 +190,7 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     from benchmarks.datasets import load_dataset
-    from odt.checkpoint import atomic_write_bytes
+    from rlbase.checkpoint import atomic_write_bytes
 
     torch.set_num_threads(args.threads)
     try:

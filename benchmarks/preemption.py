@@ -4,7 +4,7 @@ Slurm sends SIGTERM (and, when asked, SIGUSR1/SIGUSR2 some time before the time 
 job it is about to stop or preempt. A checkpoint written from inside a signal handler could
 catch the model half-way through an update, so the handler here only *asks* the agent to
 stop (``agent.request_stop()``); the agent checkpoints at its next safe point and raises
-``odt.train.StopRequested``. The caller then exits so the job can be requeued — under
+``rlbase.training.StopRequested``. The caller then exits so the job can be requeued — under
 submitit by handing the signal to submitit's own handler, which requeues the same call.
 
 An agent without ``request_stop`` still gets the signal's default treatment: its progress is

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.experiments import RunSpec
-from odt.checkpoint import atomic_write_bytes
+from rlbase.checkpoint import atomic_write_bytes
 
 DEFAULT_ROOT = Path(os.environ.get("ODT_RESULTS", "results"))
 REPO_ROOT = Path(__file__).resolve().parent.parent

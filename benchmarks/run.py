@@ -52,7 +52,8 @@ from benchmarks.launch import (
     with_overrides,
 )
 from benchmarks.trackers.loggers import LOGGERS
-from odt.config import PRESETS, ConfigError, parse_assignments
+from rlbase.config import ConfigError, parse_assignments
+from rlbase.protocol import PRESETS
 
 LOCAL_LIMIT_H = 24.0  # a local plan estimated longer than this needs --yes
 EXIT_CODES = """exit codes:

@@ -350,7 +350,7 @@ class LiveProgress:
             self._redraw(lines)
 
     def _redraw(self, lines: list[str]) -> None:
-        from odt.progress import progress_bar
+        from rlbase.progress import progress_bar
         shown = lines[:self.max_lines]
         if len(lines) > self.max_lines:
             shown[-1] = f"... and {len(lines) - self.max_lines + 1} more running"

@@ -46,7 +46,8 @@ from benchmarks import run_progress as rp
 from benchmarks.experiments import EXPERIMENTS, RunSpec, expand
 from benchmarks.job import config_dict, spec_config
 from benchmarks.sharing import pretraining as shared
-from odt.config import PRESETS, ConfigError
+from rlbase.config import ConfigError
+from rlbase.protocol import PRESETS
 
 STATES = ("complete", "running", "waiting", "stopped", "failed", "not started")
 DEFAULT_PRESET = "cpu"  # a named experiment with nothing on disk is planned at the CPU preset unless told

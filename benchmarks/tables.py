@@ -38,7 +38,7 @@ from benchmarks.experiments import (
     TABLE1_DATASETS,
     TABLE1_MIN_SEEDS,
 )
-from odt.checkpoint import atomic_write_bytes
+from rlbase.checkpoint import atomic_write_bytes
 
 MISSING_MD, MISSING_TEX = "—", "--"
 
@@ -512,7 +512,8 @@ def preset_differences(dataset: str = "hopper-medium") -> list[list[str]]:
     """Per protocol (ODT offline, ODT online, and the DT baseline, which runs on ODT's trainer),
     the config fields whose value differs between the presets."""
     from baselines.dt import dt_config
-    from odt.config import make_config, to_dict
+    from odt.config import make_config
+    from rlbase.config import to_dict
     makers = {"offline": lambda p: make_config(dataset, "offline", p),
               "online": lambda p: make_config(dataset, "online", p),
               "dt": lambda p: dt_config(dataset, p)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from odt.clock import Stopwatch
+from rlbase.clock import Stopwatch
 
 
 class WholeRunAgent:

@@ -16,20 +16,15 @@ import sys
 
 import gymnasium as gym
 
-from odt.checkpoint import CheckpointManager
-from odt.config import (
-    PRESETS,
-    PROTOCOLS,
-    ConfigError,
-    known_datasets,
-    make_config,
-    parse_assignments,
-    to_dict,
-)
-from odt.rollout import random_policy_episodes
-from odt.runtime import keep_freed_memory_in_heap
-from odt.train import ODTTrainer, TrainingDiverged, describe_row
-from odt.trajectories import Trajectories
+from odt.config import PROTOCOLS, make_config
+from odt.train import ODTTrainer, describe_row
+from rlbase.checkpoint import CheckpointManager
+from rlbase.config import ConfigError, parse_assignments, to_dict
+from rlbase.envs import random_policy_episodes
+from rlbase.protocol import PRESETS, known_datasets
+from rlbase.runtime import keep_freed_memory_in_heap
+from rlbase.training import TrainingDiverged
+from rlbase.trajectories import Trajectories
 
 EXIT_CODES = ("exit codes: 0 finished; 1 the run failed (e.g. diverged); 2 usage or configuration error "
               "(unknown name, out-of-range value, missing dataset); 130 interrupted (Ctrl-C)")

@@ -12,7 +12,7 @@ import numpy as np
 
 from odt.relabel import commanded_returns_to_go, returns_to_go
 from odt.sampling import WindowIndex, sample_windows, trajectory_probabilities
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 
 
 class TrajectoryBuffer:

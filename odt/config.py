@@ -18,52 +18,22 @@ is in rlbase/presets.py.
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlbase.config import (
+    ConfigError,
+    apply_overrides,
+    ensure,
+    ensure_rates,
+    ensure_sizes,
+    is_finite,
+    is_rate,
+)
 from rlbase.presets import PRESETS, scale_odt
+from rlbase.protocol import domain_defaults, is_antmaze, known_datasets
 
 PROTOCOLS = ("offline", "online")
-
-
-class ConfigError(ValueError):
-    """A configuration value is unknown or out of range; the message names the field."""
-
-
-def _check(cond: bool, field_name: str, value: Any, rule: str) -> None:
-    if not cond:
-        raise ConfigError(f"{field_name}={value!r} is out of range: {rule}")
-
-
-def is_size(value: Any, minimum: int = 1) -> bool:
-    """An integer count (not a bool, not a float) of at least ``minimum``."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= minimum
-
-
-def is_rate(value: Any, zero_ok: bool = False) -> bool:
-    """A finite real number, > 0 (or >= 0 with ``zero_ok``): learning rates, decays, weights."""
-    real = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-    return real and (value >= 0 if zero_ok else value > 0)
-
-
-def is_finite(value: Any, none_ok: bool = False) -> bool:
-    if value is None:
-        return none_ok
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_sizes(obj: Any, prefix: str, names: tuple[str, ...], minimum: int = 1) -> None:
-    for name in names:
-        _check(is_size(getattr(obj, name), minimum), f"{prefix}{name}", getattr(obj, name), f"an integer >= {minimum}")
-
-
-def _check_rates(obj: Any, prefix: str, names: tuple[str, ...], zero_ok: bool = False) -> None:
-    for name in names:
-        _check(is_rate(getattr(obj, name), zero_ok), f"{prefix}{name}", getattr(obj, name),
-               ">= 0 and finite" if zero_ok else "> 0 and finite")
 
 
 @dataclass
@@ -82,14 +52,14 @@ class ModelConfig:
     log_std_max: float = 2.0
 
     def validate(self) -> None:
-        _check_sizes(self, "model.", ("embed_dim", "n_layers", "n_heads", "context_len", "eval_context_len", "max_ep_len"))
-        _check(self.embed_dim % self.n_heads == 0, "model.n_heads", self.n_heads, "must divide embed_dim")
-        _check(0.0 <= self.dropout < 1.0, "model.dropout", self.dropout, "in [0, 1)")
-        _check(self.activation in ("relu", "gelu", "tanh"), "model.activation", self.activation, "relu | gelu | tanh")
-        _check(self.eval_context_len <= self.context_len, "model.eval_context_len", self.eval_context_len, "<= context_len")
+        ensure_sizes(self, "model.", ("embed_dim", "n_layers", "n_heads", "context_len", "eval_context_len", "max_ep_len"))
+        ensure(self.embed_dim % self.n_heads == 0, "model.n_heads", self.n_heads, "must divide embed_dim")
+        ensure(0.0 <= self.dropout < 1.0, "model.dropout", self.dropout, "in [0, 1)")
+        ensure(self.activation in ("relu", "gelu", "tanh"), "model.activation", self.activation, "relu | gelu | tanh")
+        ensure(self.eval_context_len <= self.context_len, "model.eval_context_len", self.eval_context_len, "<= context_len")
         for name in ("log_std_min", "log_std_max"):
-            _check(is_finite(getattr(self, name)), f"model.{name}", getattr(self, name), "finite")
-        _check(self.log_std_min < self.log_std_max, "model.log_std_min", self.log_std_min, "< log_std_max")
+            ensure(is_finite(getattr(self, name)), f"model.{name}", getattr(self, name), "finite")
+        ensure(self.log_std_min < self.log_std_max, "model.log_std_min", self.log_std_min, "< log_std_max")
 
 
 @dataclass
@@ -105,11 +75,11 @@ class OptimConfig:
     target_entropy: float | None = None  # None: -dim(A)
 
     def validate(self) -> None:
-        _check_sizes(self, "optim.", ("batch_size", "warmup_steps"))
-        _check_rates(self, "optim.", ("lr", "grad_clip", "lambda_lr", "init_lambda"))
-        _check_rates(self, "optim.", ("weight_decay",), zero_ok=True)
-        _check(self.optimizer in ("lamb", "adamw"), "optim.optimizer", self.optimizer, "lamb | adamw")
-        _check(is_finite(self.target_entropy, none_ok=True), "optim.target_entropy", self.target_entropy,
+        ensure_sizes(self, "optim.", ("batch_size", "warmup_steps"))
+        ensure_rates(self, "optim.", ("lr", "grad_clip", "lambda_lr", "init_lambda"))
+        ensure_rates(self, "optim.", ("weight_decay",), zero_ok=True)
+        ensure(self.optimizer in ("lamb", "adamw"), "optim.optimizer", self.optimizer, "lamb | adamw")
+        ensure(is_finite(self.target_entropy, none_ok=True), "optim.target_entropy", self.target_entropy,
                "finite or None")
 
 
@@ -140,17 +110,17 @@ class OnlineConfig:
     online_updates: int = 0
 
     def validate(self) -> None:
-        _check(isinstance(self.add_rollouts, bool), "online.add_rollouts", self.add_rollouts, "true | false")
-        _check_sizes(self, "online.", ("online_samples", "online_updates"), minimum=0)
-        _check(self.lr is None or is_rate(self.lr), "online.lr", self.lr, "> 0 and finite, or None")
-        _check_sizes(self, "online.", ("updates_per_round", "buffer_size", "eval_every_rounds"))
-        _check(self.online_updates % self.updates_per_round == 0, "online.online_updates", self.online_updates,
+        ensure(isinstance(self.add_rollouts, bool), "online.add_rollouts", self.add_rollouts, "true | false")
+        ensure_sizes(self, "online.", ("online_samples", "online_updates"), minimum=0)
+        ensure(self.lr is None or is_rate(self.lr), "online.lr", self.lr, "> 0 and finite, or None")
+        ensure_sizes(self, "online.", ("updates_per_round", "buffer_size", "eval_every_rounds"))
+        ensure(self.online_updates % self.updates_per_round == 0, "online.online_updates", self.online_updates,
                f"a multiple of online.updates_per_round ({self.updates_per_round}), so the phase ends on it exactly")
-        _check(is_finite(self.g_online), "online.g_online", self.g_online, "finite")
-        _check(self.exploration_rtg in ("fixed", "curriculum"), "online.exploration_rtg", self.exploration_rtg, "fixed | curriculum")
-        _check(0.0 <= self.curriculum_q <= 100.0, "online.curriculum_q", self.curriculum_q, "in [0, 100]")
-        _check(self.buffer_init in ("top", "random"), "online.buffer_init", self.buffer_init, "top | random")
-        _check(self.sampling in ("length", "return"), "online.sampling", self.sampling, "length | return")
+        ensure(is_finite(self.g_online), "online.g_online", self.g_online, "finite")
+        ensure(self.exploration_rtg in ("fixed", "curriculum"), "online.exploration_rtg", self.exploration_rtg, "fixed | curriculum")
+        ensure(0.0 <= self.curriculum_q <= 100.0, "online.curriculum_q", self.curriculum_q, "in [0, 100]")
+        ensure(self.buffer_init in ("top", "random"), "online.buffer_init", self.buffer_init, "top | random")
+        ensure(self.sampling in ("length", "return"), "online.sampling", self.sampling, "length | return")
 
 
 @dataclass
@@ -178,14 +148,14 @@ class ODTConfig:
         self.model.validate()
         self.optim.validate()
         self.online.validate()
-        _check_sizes(self, "", ("pretrain_updates", "eval_episodes_interim", "seed"), minimum=0)
-        _check_rates(self, "", ("rtg_scale",))
-        _check_sizes(self, "", ("eval_episodes", "eval_every_updates", "checkpoint_every_updates"))
-        _check(self.device == "auto" or self.device.split(":")[0] in ("cpu", "cuda", "mps"), "device", self.device, "auto | cpu | cuda[:N]")
-        _check(is_finite(self.g_eval), "g_eval", self.g_eval, "finite")
-        _check(self.batch_sampling in ("auto", "host", "device"), "batch_sampling", self.batch_sampling,
+        ensure_sizes(self, "", ("pretrain_updates", "eval_episodes_interim", "seed"), minimum=0)
+        ensure_rates(self, "", ("rtg_scale",))
+        ensure_sizes(self, "", ("eval_episodes", "eval_every_updates", "checkpoint_every_updates"))
+        ensure(self.device == "auto" or self.device.split(":")[0] in ("cpu", "cuda", "mps"), "device", self.device, "auto | cpu | cuda[:N]")
+        ensure(is_finite(self.g_eval), "g_eval", self.g_eval, "finite")
+        ensure(self.batch_sampling in ("auto", "host", "device"), "batch_sampling", self.batch_sampling,
                "auto | host | device")
-        _check(self.precision in ("fp32", "tf32", "bf16"), "precision", self.precision, "fp32 | tf32 | bf16")
+        ensure(self.precision in ("fp32", "tf32", "bf16"), "precision", self.precision, "fp32 | tf32 | bf16")
         return self
 
 
@@ -220,39 +190,6 @@ PAPER_ONLINE_TABLE: dict[str, dict[str, Any]] = {
     "antmaze-umaze": dict(pretrain_updates=7000, buffer_size=1500, embed_dim=512, lr=1e-3, weight_decay=0.0, eval_context_len=5, g_eval=1, g_online=2, positional_embedding=True),
     "antmaze-umaze-diverse": dict(pretrain_updates=7000, buffer_size=1500, embed_dim=1024, lr=1e-3, weight_decay=0.0, eval_context_len=5, g_eval=1, g_online=2, positional_embedding=True),
 }
-
-
-def phase_evaluations(length: float, every: float) -> int:
-    """Evaluations the trainers make in a phase of ``length`` updates, samples or rounds: one every
-    ``every`` and one at its end, which is the last periodic one when ``every`` divides ``length``
-    (2e4 updates evaluated every 2500: 8, not 9); none for an empty phase, one (its end) when
-    ``every`` is infinite."""
-    if length <= 0:
-        return 0
-    return math.ceil(length / every) if math.isfinite(every) else 1
-
-
-def evaluation_episodes(eval_episodes: int, interim: int, ends_phase: bool) -> int:
-    """Episodes of one evaluation: ``eval_episodes`` at the end of a phase (the score a table
-    reads), ``interim`` (where > 0) at the evaluations in between, which only draw the curve."""
-    return eval_episodes if ends_phase or interim <= 0 else interim
-
-
-def is_antmaze(dataset: str) -> bool:
-    """AntMaze (goal-reaching, 0/1 rewards, 700-step episodes) rather than gym locomotion."""
-    return dataset.startswith("antmaze")
-
-
-# RTG scale as in DT's gym code (returns / 1000); AntMaze returns are 0/1 and are not scaled.
-# Episode caps: 1000 steps for gym locomotion, 700 for AntMaze U-maze (D4RL's cut).
-def domain_defaults(dataset: str) -> dict[str, Any]:
-    if is_antmaze(dataset):
-        return dict(rtg_scale=1.0, max_ep_len=700, eval_episodes=100)
-    return dict(rtg_scale=1000.0, max_ep_len=1000, eval_episodes=10)
-
-
-def known_datasets() -> list[str]:
-    return sorted(PAPER_ONLINE_TABLE)
 
 
 def _require_dataset(dataset: str) -> None:
@@ -296,63 +233,6 @@ def make_config(dataset: str, protocol: str = "online", preset: str = "paper",
         raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
     cfg = scale_odt(paper_config(dataset, protocol), preset, is_antmaze(dataset))
     return apply_overrides(cfg, overrides or {})
-
-
-def apply_overrides(cfg: Any, overrides: dict[str, Any]) -> Any:
-    """Set dotted fields (``{"model.embed_dim": 256}``); unknown fields raise ConfigError."""
-    for key, value in overrides.items():
-        target = cfg
-        parts = key.split(".")
-        for part in parts[:-1]:
-            if not dataclasses.is_dataclass(target) or part not in _field_names(target):
-                raise ConfigError(f"unknown config field {key!r}")
-            target = getattr(target, part)
-        leaf = parts[-1]
-        if not dataclasses.is_dataclass(target) or leaf not in _field_names(target):
-            raise ConfigError(f"unknown config field {key!r}; fields here: {', '.join(_field_names(target))}")
-        setattr(target, leaf, _coerce(getattr(target, leaf), value, key))
-    if hasattr(cfg, "validate"):
-        cfg.validate()
-    return cfg
-
-
-def parse_assignments(items: list[str], flag: str = "--set") -> dict[str, str]:
-    """``["a.b=1", "c=x"]`` -> ``{"a.b": "1", "c": "x"}`` (command-line FIELD=VALUE pairs)."""
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"{flag} {item!r}: expected FIELD=VALUE, e.g. model.embed_dim=64")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def _field_names(obj: Any) -> list[str]:
-    return [f.name for f in dataclasses.fields(obj)] if dataclasses.is_dataclass(obj) else []
-
-
-def _coerce(current: Any, value: Any, key: str) -> Any:
-    """Parse strings from the command line into the type of the current value."""
-    if not isinstance(value, str) or isinstance(current, str):
-        return value
-    try:
-        if isinstance(current, bool):
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if isinstance(current, int):
-            return int(value)
-        if isinstance(current, float) or current is None:
-            return float(value)
-    except ValueError as exc:
-        raise ConfigError(f"{key}={value!r}: expected a {type(current).__name__}") from exc
-    return value
-
-
-def to_dict(cfg: Any) -> dict[str, Any]:
-    return dataclasses.asdict(cfg)
 
 
 def from_dict(data: dict[str, Any]) -> ODTConfig:

@@ -36,7 +36,7 @@ class ODTLearner:
 
     The model's initial weights are drawn from the global torch RNG (seed it first for a
     reproducible learner), and each stochastic update draws its entropy sample from it too.
-    ``device`` is a resolved device (``odt.train.resolve_device`` turns ``auto`` into one).
+    ``device`` is a resolved device (``rlbase.training.resolve_device`` turns ``auto`` into one).
     """
 
     def __init__(self, cfg: ODTConfig, obs_dim: int, act_dim: int, device: torch.device | str = "cpu"):

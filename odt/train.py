@@ -18,48 +18,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
 import torch
 
 from odt.buffer import TrajectoryBuffer
-from odt.clock import Stopwatch
-from odt.config import ODTConfig, evaluation_episodes
+from odt.config import ODTConfig
 from odt.device_batches import DeviceBatches
 from odt.learner import ODTLearner
-from odt.progress import ProgressBar, progress_bar
-from odt.rollout import (
-    Conditioning,
-    RolloutResult,
-    VectorEnvPool,
-    evaluation_seeds,
-    run_episodes,
-    summarize_returns,
+from odt.rollout import Conditioning, RolloutResult, run_episodes
+from rlbase.clock import Stopwatch
+from rlbase.envs import VectorEnvPool, summarize_returns
+from rlbase.progress import ProgressBar, progress_bar
+from rlbase.protocol import evaluation_episodes
+from rlbase.seeds import device_batch_seed, evaluation_seeds, exploration_seed, run_seed
+from rlbase.training import (
+    RunningMeans,
+    StopRequested,
+    TrainingDiverged,
+    read_floats,
+    resolve_device,
 )
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 
 EnvFactory = Callable[[], gym.Env]
 ScoreFn = Callable[[np.ndarray], np.ndarray]  # raw returns -> normalised scores
 Logger = Callable[[dict], None]
 READ_EVERY_UPDATES = 50  # pretraining reads its metrics and divergence flag this often
-BATCH_SEED_OFFSET = 30_000_000  # the device batch generator's seed is this + the run's seed
-
-
-class TrainingDiverged(RuntimeError):
-    """A loss or parameter became NaN or inf; the last good checkpoint is kept."""
-
-
-class StopRequested(Exception):
-    """Raised at a safe point, right after a checkpoint, once ``request_stop`` was called
-    (e.g. from a SIGTERM/SIGUSR handler as Slurm sends before a time limit or preemption)."""
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
 
 
 def resolve_batch_sampling(name: str, device: torch.device) -> str:
@@ -67,14 +54,6 @@ def resolve_batch_sampling(name: str, device: torch.device) -> str:
     if name == "auto":
         return "host" if device.type == "cpu" else "device"
     return name
-
-
-def read_floats(values: dict) -> dict[str, float]:
-    """Python floats of a dict of numbers and 0-d tensors, with one host read for all tensors."""
-    tensors = [k for k, v in values.items() if isinstance(v, torch.Tensor)]
-    read = torch.stack([values[k].detach().double() for k in tensors]).tolist() if tensors else []
-    got = dict(zip(tensors, read))
-    return {k: got[k] if k in got else float(v) for k, v in values.items()}
 
 
 @dataclass
@@ -86,28 +65,6 @@ class Counters:
     pretrain_done: bool = False
     wall_time: float = 0.0  # seconds of training, summed over restarts
     cpu_time: float = 0.0  # this process's CPU seconds over the same spans
-
-
-@dataclass
-class RunningMeans:
-    """Means of the training metrics since the last logged row (shared with the baselines)."""
-
-    sums: dict = field(default_factory=dict)  # floats, or float64 device tensors (no host read)
-    count: int = 0
-
-    def add(self, metrics: dict) -> None:
-        for k, v in metrics.items():
-            v = v.detach().double() if isinstance(v, torch.Tensor) else v
-            self.sums[k] = self.sums.get(k, 0.0) + v
-        self.count += 1
-
-    def pop(self) -> dict:
-        out = {k: v / self.count for k, v in read_floats(self.sums).items()} if self.count else {}
-        self.sums, self.count = {}, 0
-        return out
-
-    def state_dict(self) -> dict:
-        return {"sums": read_floats(self.sums), "count": self.count}
 
 
 class ODTTrainer:
@@ -124,14 +81,14 @@ class ODTTrainer:
         self.obs_dim, self.act_dim = dataset.obs_dim, dataset.act_dim
         self._check_env_shapes()
 
-        torch.manual_seed(cfg.seed)  # the model's initial weights are the first draws after it
-        self.rng = np.random.default_rng(cfg.seed)
+        torch.manual_seed(run_seed(cfg.seed))  # the model's initial weights are the first draws after it
+        self.rng = np.random.default_rng(run_seed(cfg.seed))
         self.learner = ODTLearner(cfg, self.obs_dim, self.act_dim, self.device)
         self.state_mean, self.state_std = dataset.state_statistics()
         self.buffer = TrajectoryBuffer(len(dataset), dataset)  # pretraining samples all the data
         self.batch_sampling = resolve_batch_sampling(cfg.batch_sampling, self.device)
         self._device_batches = (DeviceBatches(self.device, self.state_mean, self.state_std, cfg.rtg_scale,
-                                              cfg.model.max_ep_len, BATCH_SEED_OFFSET + cfg.seed)
+                                              cfg.model.max_ep_len, device_batch_seed(cfg.seed))
                                 if self.batch_sampling == "device" else None)
         self.counters = Counters()
         self._running = RunningMeans()
@@ -330,7 +287,7 @@ class ODTTrainer:
         buffer unless ``online.add_rollouts`` is off (the control), and counts toward the budget
         either way."""
         g = self.exploration_rtg()
-        seed = 20_000_000 + self.cfg.seed * 100_000 + self.counters.rounds
+        seed = exploration_seed(self.cfg.seed, self.counters.rounds)
         gen = torch.Generator(device=self.device).manual_seed(seed)
         result = run_episodes(self.model, self._envs.get(1), self.conditioning(g), seeds=[seed],
                               sample=True, generator=gen)

@@ -169,7 +169,7 @@ def _rows(curve: list[dict]) -> list[dict]:
 def _on_the_cpu(method: str) -> tuple[tuple[str, str], ...]:
     """``device=cpu`` where the method's config has a device (its ``auto`` would take a GPU)."""
     from benchmarks.methods import method_config
-    from odt.config import to_dict
+    from rlbase.config import to_dict
 
     return (("device", "cpu"),) if "device" in to_dict(method_config(method, DATASET, PRESET, SEED)) else ()
 
@@ -183,7 +183,7 @@ def run_record(method: str, workdir: Path) -> dict[str, Any]:
     from benchmarks import job
     from benchmarks import records as rec
     from benchmarks.experiments import RunSpec
-    from odt.checkpoint import CheckpointManager
+    from rlbase.checkpoint import CheckpointManager
 
     workdir = Path(workdir)
     with _environ(ODT_DATA_DIR=str(workdir / "data")):

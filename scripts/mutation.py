@@ -43,9 +43,11 @@ SCOPE: dict[str, list[str]] = {
     "odt.sampling": ["odt.sampling.*"],
     "odt.relabel": ["odt.relabel.*"],
     "odt.buffer": ["odt.buffer.*"],
-    "odt.trajectories": ["odt.trajectories.*"],
+    "rlbase.trajectories": ["rlbase.trajectories.*"],
     "odt.lamb": ["odt.lamb.*"],
     "odt.rollout": ["odt.rollout.*"],
+    "rlbase.envs": ["rlbase.envs.*"],
+    "rlbase.seeds": ["rlbase.seeds.*"],
     "odt.learner": [f"odt.learner.*{name}__mutmut_*" for name in ("step", "warmup_factor", "lam", "set_base_lr")],
     "odt.train": [f"odt.train.*{name}__mutmut_*" for name in (
         "batch_tensors", "update", "conditioning", "exploration_rtg", "explore")],

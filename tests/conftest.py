@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from odt.rollout import random_policy_episodes
-from odt.trajectories import Trajectories
+from rlbase.envs import random_policy_episodes
+from rlbase.trajectories import Trajectories
 
 
 @pytest.fixture(autouse=True)

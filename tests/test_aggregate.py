@@ -336,7 +336,7 @@ def real_run(root, method, dataset, seed, final=50.0, offline=40.0, preset="cpu"
     from benchmarks.datasets.registry import get_spec
     from benchmarks.datasets.scores import unnormalize
     from benchmarks.methods import method_config
-    from odt.config import to_dict
+    from rlbase.config import to_dict
 
     spec = RunSpec("table1", method, dataset, seed, preset)
     d = rec.run_dir(root, spec)

@@ -56,8 +56,8 @@ from benchmarks.datasets.antmaze_forge import (  # noqa: E402
     walker_path,
 )
 from benchmarks.datasets.forge import ForgeError, NumpyActor  # noqa: E402
-from odt.checkpoint import atomic_write_bytes  # noqa: E402
-from odt.config import ConfigError  # noqa: E402
+from rlbase.checkpoint import atomic_write_bytes  # noqa: E402
+from rlbase.config import ConfigError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -403,7 +403,7 @@ def test_walker_warm_start_continues_the_ant_forge_sac_or_says_how_to_make_it(tm
 
     from baselines.sac import SACAgent, sac_config
     from benchmarks.datasets.antmaze_forge import warm_start_walker
-    from odt.checkpoint import CheckpointManager
+    from rlbase.checkpoint import CheckpointManager
 
     cfg = antmaze_forge_config("antmaze-umaze")
     make = functools.partial(DirectionalAnt, max_episode_steps=20)

@@ -26,9 +26,9 @@ from baselines.iql import (
 )
 from baselines.metrics import READ_EVERY_UPDATES, DeviceMeans
 from benchmarks.methods import build_agent, method_config
-from odt.config import ConfigError
-from odt.train import StopRequested, TrainingDiverged
-from odt.trajectories import DatasetError, Trajectories
+from rlbase.config import ConfigError
+from rlbase.training import StopRequested, TrainingDiverged
+from rlbase.trajectories import DatasetError, Trajectories
 
 
 # ----- IQL's math on hand-made numbers ------------------------------------------------------

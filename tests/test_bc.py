@@ -14,7 +14,7 @@ from conftest import make_hopper
 from baselines.bc import BCAgent, bc_config
 from benchmarks import run as run_cli
 from benchmarks.methods import build_agent, method_config
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 from rlbase.presets import CPU_IQL_OFFLINE_UPDATES
 
 

@@ -17,7 +17,7 @@ from benchmarks.experiments import RunSpec
 from benchmarks.launch import NoBudget, estimate, estimate_run, run_budget
 from benchmarks.methods import METHODS, budget_of, method_config
 from benchmarks.official.driver import OfficialODTConfig, official_variant
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 HOPPER = "hopper-medium"
 CAP = 1000  # hopper's episode cap

@@ -3,7 +3,7 @@
 import time
 from dataclasses import dataclass
 
-from odt.clock import Stopwatch
+from rlbase.clock import Stopwatch
 
 
 @dataclass

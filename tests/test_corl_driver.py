@@ -42,7 +42,7 @@ from benchmarks.corl.driver import (
     parse_flat_yaml,
 )
 from benchmarks.methods import method_config
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 from tests.conftest import toy_trajectories
 
 STAND_IN = Path(__file__).parent / "corl_stand_in"
@@ -286,7 +286,7 @@ def test_whole_run_through_the_stand_in_source(online, tmp_path):
 
 
 def test_a_stop_request_ends_the_run_at_the_next_update(tmp_path):
-    from odt.train import StopRequested
+    from rlbase.training import StopRequested
 
     environ = {SOURCE_ENV: str(STAND_IN)}
     agent = CorlIQLAgent(_small_config(0, environ), corridor_data(), corridor, progress=False, environ=environ)

@@ -20,7 +20,7 @@ from benchmarks.datasets import (
 )
 from benchmarks.datasets.d4rl_io import read_d4rl, split_points, to_arrays, write_d4rl
 from benchmarks.datasets.loading import generated_path, smoke_path
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 
 
 # ----- registry and scores --------------------------------------------------------------------

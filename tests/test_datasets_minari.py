@@ -21,7 +21,7 @@ from benchmarks.datasets.loading import dataset_problem, find_dataset, make_comm
 from benchmarks.datasets.minari_io import episode_terminated, flatten_observations
 from benchmarks.datasets.minari_spec import hyperparameter_dataset
 from benchmarks.experiments import expand
-from odt.trajectories import DatasetError
+from rlbase.trajectories import DatasetError
 
 minari = pytest.importorskip("minari")
 
@@ -177,7 +177,7 @@ def test_minari_names_choose_hyperparameters_and_stable_run_ids(hopper_minari):
     specs = expand("table1", "smoke", seeds=1, datasets=[f"minari:{HOPPER_ID}"], methods=["odt"])
     assert [s.dataset for s in specs] == [f"minari:{HOPPER_ID}"]
     assert "/" not in specs[0].run_id and ":" not in specs[0].run_id
-    from odt.config import ConfigError
+    from rlbase.config import ConfigError
     with pytest.raises(ConfigError, match="environment famil"):
         hyperparameter_dataset("minari:somewhere/unknown-v0")
 

@@ -10,9 +10,11 @@ import torch
 from conftest import make_hopper, toy_trajectories
 
 from odt.buffer import TrajectoryBuffer
-from odt.config import ConfigError, make_config
+from odt.config import make_config
 from odt.device_batches import DeviceBatches
-from odt.train import READ_EVERY_UPDATES, ODTTrainer, TrainingDiverged, resolve_batch_sampling
+from odt.train import READ_EVERY_UPDATES, ODTTrainer, resolve_batch_sampling
+from rlbase.config import ConfigError
+from rlbase.training import TrainingDiverged
 
 READS = ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__", "__index__")
 

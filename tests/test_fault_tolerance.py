@@ -145,7 +145,7 @@ def _die_during_write(match: str, nth: int):
     whose name contains ``match`` (the temporary file is half written, the target untouched)."""
 
     def install():
-        import odt.checkpoint as ckpt
+        import rlbase.checkpoint as ckpt
 
         real = ckpt.atomic_write_bytes
         seen = {"n": 0}
@@ -254,7 +254,7 @@ def test_diverged_loss_is_recorded_as_diverged_and_keeps_good_checkpoints(tmp_pa
     directory = rec.run_dir(tmp_path, _spec())
     record = rec.read_record(directory)
     assert record["status"] == "diverged" and "NaN" in record["error"] or "nan" in record["error"]
-    from odt.checkpoint import CheckpointManager
+    from rlbase.checkpoint import CheckpointManager
 
     good = CheckpointManager(directory / rec.CHECKPOINTS).load_latest()
     assert good.state is not None and good.state["agent"]["counters"]["updates"] <= 10

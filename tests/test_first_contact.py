@@ -28,7 +28,8 @@ from benchmarks.experiments import RunSpec
 from benchmarks.launch import LaunchInterrupted, LaunchOptions, LaunchReport, launch, with_overrides
 from benchmarks.methods import method_config
 from odt.__main__ import main as odt_main
-from odt.config import ConfigError, make_config
+from odt.config import make_config
+from rlbase.config import ConfigError
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import torch
 from conftest import make_hopper
 
 from benchmarks.methods import EXTERNAL_METHODS, METHODS, UPDATE_TWINS, build_agent, method_config
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 SHARED_KEYS = {"phase", "updates", "online_samples", "return_mean", "return_std", "length_mean", "returns"}
 

@@ -18,7 +18,7 @@ from benchmarks import run as run_cli
 from benchmarks.experiments import RunSpec, expand
 from benchmarks.trackers.export import main as export_main
 from benchmarks.trackers.loggers import open_loggers, require_loggers
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 ROWS = [
     {"phase": "pretrain", "updates": 10, "online_samples": 0, "score_mean": 12.5, "return_mean": 400.25,

@@ -19,8 +19,9 @@ from benchmarks import matched_updates as matched
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.methods import build_agent, method_config
-from odt.config import ConfigError
-from odt.train import ODTTrainer, StopRequested
+from odt.train import ODTTrainer
+from rlbase.config import ConfigError
+from rlbase.training import StopRequested
 
 OVERRIDES = (("online.lr", 0.01),)
 SEED = 0

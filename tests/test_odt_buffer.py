@@ -7,7 +7,7 @@ import pytest
 from conftest import toy_trajectories
 
 from odt.buffer import TrajectoryBuffer
-from odt.trajectories import DatasetError, Trajectories
+from rlbase.trajectories import DatasetError, Trajectories
 
 
 def _episode(n, reward, obs_dim=3, act_dim=2):

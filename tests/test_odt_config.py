@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from odt.__main__ import main as odt_main
-from odt.config import ConfigError, from_dict, known_datasets, make_config, to_dict
+from odt.config import from_dict, make_config
+from rlbase.config import ConfigError, to_dict
+from rlbase.protocol import known_datasets
 
 
 def test_paper_preset_is_the_paper():
@@ -78,8 +80,9 @@ def test_cpu_200k_preset_is_cpu_with_the_papers_online_phase():
     from baselines.dt import dt_config
     from baselines.iql import iql_config
     from baselines.sac import sac_config
-    from odt.config import phase_evaluations, to_dict
+    from rlbase.config import to_dict
     from rlbase.presets import CPU_200K_EVAL_EVERY_ROUNDS
+    from rlbase.protocol import phase_evaluations
     for d in ("hopper-medium", "walker2d-medium", "antmaze-umaze-diverse"):
         cpu, big, paper = (make_config(d, "online", p) for p in ("cpu", "cpu-200k", "paper"))
         assert (big.online.online_samples, big.online.buffer_size) == (paper.online.online_samples, paper.online.buffer_size)

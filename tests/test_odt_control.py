@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from benchmarks.methods import method_config
-from odt.rollout import random_policy_episodes
 from odt.train import ODTTrainer
-from odt.trajectories import Trajectories
+from rlbase.envs import random_policy_episodes
+from rlbase.trajectories import Trajectories
 
 EPISODE = 25  # Pendulum never terminates: every rollout is exactly this long
 

@@ -15,14 +15,9 @@ from conftest import make_hopper
 
 from odt.config import ModelConfig
 from odt.model import DecisionTransformer
-from odt.rollout import (
-    Conditioning,
-    evaluation_seeds,
-    random_policy_episodes,
-    run_episodes,
-    run_policy_episodes,
-    summarize_returns,
-)
+from odt.rollout import Conditioning, run_episodes
+from rlbase.envs import random_policy_episodes, run_policy_episodes, summarize_returns
+from rlbase.seeds import evaluation_seeds
 
 
 class CountingEnv(gym.Env):

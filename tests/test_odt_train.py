@@ -10,11 +10,12 @@ import pytest
 import torch
 from conftest import make_hopper
 
-from odt.checkpoint import CheckpointManager
 from odt.config import make_config
 from odt.learner import warmup_factor
 from odt.rollout import run_episodes
-from odt.train import ODTTrainer, TrainingDiverged
+from odt.train import ODTTrainer
+from rlbase.checkpoint import CheckpointManager
+from rlbase.training import TrainingDiverged
 
 
 def _cfg(**overrides):
@@ -146,7 +147,7 @@ def test_an_update_budget_replaces_the_sample_budget_as_the_stopping_rule(hopper
 
 
 def test_an_update_budget_ends_on_a_round():
-    from odt.config import ConfigError
+    from rlbase.config import ConfigError
     with pytest.raises(ConfigError, match="online.online_updates=7 .*multiple of online.updates_per_round"):
         _cfg(**{"online.online_updates": 7})
 
@@ -186,7 +187,7 @@ def test_nan_loss_raises_a_clear_error(hopper_random):
 
 
 def test_dataset_that_does_not_fit_the_env_is_an_error(hopper_random):
-    from odt.trajectories import Trajectories
+    from rlbase.trajectories import Trajectories
 
     wrong = Trajectories(hopper_random.observations[:, :5], hopper_random.actions, hopper_random.rewards,
                          hopper_random.lengths, hopper_random.terminated)
@@ -195,7 +196,7 @@ def test_dataset_that_does_not_fit_the_env_is_an_error(hopper_random):
 
 
 def test_stop_request_checkpoints_then_raises_and_resume_matches(hopper_random, tmp_path):
-    from odt.train import StopRequested
+    from rlbase.training import StopRequested
 
     straight = ODTTrainer(_cfg(), hopper_random, make_hopper, progress=False)
     straight.pretrain()

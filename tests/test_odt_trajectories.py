@@ -1,4 +1,4 @@
-"""odt/trajectories.py, the one dataset type: what it stores, the views it gives, and the
+"""rlbase/trajectories.py, the one dataset type: what it stores, the views it gives, and the
 errors that name the bad field, each on data small enough to check by hand."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from odt.trajectories import DatasetError, Trajectories
+from rlbase.trajectories import DatasetError, Trajectories
 
 
 def _episode(obs, act, rew, terminated):

@@ -17,8 +17,9 @@ import pytest
 import torch
 
 from benchmarks.official import components as C
-from odt.config import ConfigError, make_config
+from odt.config import make_config
 from odt.model import DecisionTransformer
+from rlbase.config import ConfigError
 
 SOURCE = os.environ.get("ODT_OFFICIAL_SRC", "")
 needs_official = pytest.mark.skipif(not SOURCE or not (Path(SOURCE) / "main.py").is_file(),

@@ -32,7 +32,8 @@ from benchmarks.official.driver import (
     official_config,
     official_variant,
 )
-from odt.config import ConfigError, make_config
+from odt.config import make_config
+from rlbase.config import ConfigError
 from tests.conftest import make_hopper, toy_trajectories
 
 STAND_IN = Path(__file__).parent / "official_stand_in"

@@ -16,7 +16,7 @@ import torch
 from benchmarks.official import online_components as O
 from odt.buffer import TrajectoryBuffer
 from odt.relabel import returns_to_go
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 
 SOURCE = os.environ.get("ODT_OFFICIAL_SRC", "")
 needs_official = pytest.mark.skipif(not SOURCE or not (Path(SOURCE) / "main.py").is_file(),

@@ -16,7 +16,7 @@ from benchmarks.official import components as C
 from benchmarks.official import settings as S
 from benchmarks.official.driver import official_variant
 from odt.config import PAPER_ONLINE_TABLE, make_config
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 
 SOURCE = os.environ.get("ODT_OFFICIAL_SRC", "")
 needs_official = pytest.mark.skipif(not SOURCE or not (Path(SOURCE) / "main.py").is_file(),

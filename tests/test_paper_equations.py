@@ -53,7 +53,7 @@ from odt.relabel import commanded_returns_to_go, returns_to_go
 from odt.rollout import Conditioning, run_episodes
 from odt.sampling import sample_windows, trajectory_probabilities
 from odt.train import ODTTrainer
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 
 LOG_2PI = math.log(2.0 * math.pi)
 

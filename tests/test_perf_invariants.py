@@ -21,7 +21,7 @@ import odt.model as model_module
 from odt.config import ModelConfig, make_config
 from odt.model import DecisionTransformer, dropout
 from odt.train import ODTTrainer
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 
 # 25 updates of ODTTrainer.update on _curve_data(), see _curve_trainer (seed 3, one thread).
 REFERENCE_LOSS = {
@@ -272,7 +272,7 @@ def test_rollouts_run_on_one_thread_and_restore_the_callers_count():
 
 
 def test_allocator_tuning_is_idempotent_and_reported():
-    from odt.runtime import keep_freed_memory_in_heap
+    from rlbase.runtime import keep_freed_memory_in_heap
 
     first = keep_freed_memory_in_heap()
     assert keep_freed_memory_in_heap() is first

@@ -23,7 +23,8 @@ def build_all() -> dict[str, object]:
     """``"method preset dataset"`` -> the config as a dict, or ``{"error": "Type: message"}``."""
     from benchmarks.datasets import DATASETS
     from benchmarks.methods import METHODS, method_config
-    from odt.config import PRESETS, to_dict
+    from rlbase.config import to_dict
+    from rlbase.protocol import PRESETS
 
     out: dict[str, object] = {}
     for method in sorted(set(METHODS) - set(LEFT_OUT)):

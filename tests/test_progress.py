@@ -2,7 +2,7 @@
 
 import io
 
-from odt.progress import progress_bar, writes_to_log
+from rlbase.progress import progress_bar, writes_to_log
 
 
 class _Terminal(io.StringIO):

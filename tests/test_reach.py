@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from odt.rollout import run_policy_episodes
+from rlbase.envs import run_policy_episodes
 from studies.reach.analysis import ReachRecorder, cells_to_goal, episode_reach
 
 

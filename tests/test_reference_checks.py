@@ -11,7 +11,7 @@ import re
 import pytest
 
 from benchmarks.reference_checks import common, dt_corl, sac_cleanrl
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 
 @pytest.mark.parametrize("loader, var, script", [

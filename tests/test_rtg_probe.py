@@ -9,7 +9,7 @@ import torch
 
 from odt.config import ModelConfig
 from odt.model import DecisionTransformer
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 from studies.rtg_probe.analysis import rtg_sensitivity, sample_windows
 
 CFG = ModelConfig(embed_dim=32, n_layers=2, n_heads=2, dropout=0.0, context_len=8, eval_context_len=4,

@@ -18,7 +18,8 @@ from benchmarks import run as run_cli
 from benchmarks.experiments import EXPERIMENTS, SAC_DATASETS, TABLE1_DATASETS, RunSpec, expand
 from benchmarks.launch import LaunchOptions, estimate, estimate_run, launch
 from benchmarks.methods import method_config
-from odt.config import ConfigError, make_config
+from odt.config import make_config
+from rlbase.config import ConfigError
 
 ALL_METHODS = ["dt", "odt-offline", "odt", "odt-control", "iql", "sac", "official-odt", "corl-iql"]
 
@@ -458,7 +459,7 @@ def test_lr_wd_grids_contain_the_papers_own_cell(experiment, dataset, cell):
 def test_control_pretraining_changes_only_the_pretraining_length_of_table1s_arms():
     """P1m: as many pretraining sequences as the paper's hopper-medium row (5000 updates of 256,
     Table C.4) at the cpu preset's batch of 64 = 20,000 updates; every other field is Table 1's."""
-    from odt.config import to_dict
+    from rlbase.config import to_dict
     specs = expand("control_pretraining", "cpu")
     assert {(s.method, s.dataset) for s in specs} == {("odt", "hopper-medium"), ("odt-control", "hopper-medium")}
     assert {s.seed for s in specs} == set(range(10)) and {s.variant for s in specs} == {"pretrain=20000"}

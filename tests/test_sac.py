@@ -20,8 +20,8 @@ from baselines.sac import (
     sac_config,
     td_target,
 )
-from odt.config import ConfigError
-from odt.train import TrainingDiverged
+from rlbase.config import ConfigError
+from rlbase.training import TrainingDiverged
 
 
 class TargetBandit(gym.Env):

@@ -9,7 +9,7 @@ from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.methods import method_config
 from benchmarks.sharing import runs as same_run
-from odt.config import to_dict
+from rlbase.config import to_dict
 
 
 def _spec(experiment: str, overrides=(), variant: str = "default", seed: int = 0) -> RunSpec:

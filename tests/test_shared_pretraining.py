@@ -14,8 +14,9 @@ from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.methods import build_agent, method_config
 from benchmarks.sharing import pretraining as shared
-from odt.config import to_dict
-from odt.train import ODTTrainer, StopRequested
+from odt.train import ODTTrainer
+from rlbase.config import to_dict
+from rlbase.training import StopRequested
 
 # a valid value other than the smoke default, for every field declared online-only
 ALTERNATIVES = {

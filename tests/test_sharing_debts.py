@@ -19,7 +19,8 @@ from benchmarks import job as job_mod
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.sharing import pretraining as shared
-from odt.train import ODTTrainer, StopRequested
+from odt.train import ODTTrainer
+from rlbase.training import StopRequested
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,7 +51,7 @@ def _key_of(spec: RunSpec) -> str:
 _KILLED_SAVE = """
 import os, signal, sys
 from pathlib import Path
-import odt.checkpoint as ckpt
+import rlbase.checkpoint as ckpt
 from benchmarks.sharing import pretraining as shared
 real = ckpt.atomic_write_bytes
 def dying(path, data):

@@ -36,7 +36,7 @@ import numpy as np
 
 from benchmarks.datasets.d4rl_io import to_arrays
 from benchmarks.official.adapters import OldGymEnv
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 
 EnvFactory = Callable[[], gymnasium.Env]
 ScoreFn = Callable[[np.ndarray], np.ndarray]

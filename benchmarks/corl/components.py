@@ -57,7 +57,7 @@ from baselines.iql import (
 )
 from benchmarks.corl.adapters import CorlEnv, corl_modules, d4rl_arrays, qlearning_dataset
 from benchmarks.corl.driver import SCRIPTS, locate_source
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 
 REPORT = Path("paper_tables/baselines_components_cpu.md")
 SECTION = "## IQL against CORL"

@@ -48,10 +48,11 @@ import numpy as np
 from baselines.iql import IQLConfig, iql_config
 from benchmarks.corl.adapters import EnvEntry, corl_modules, train_config_fields
 from benchmarks.whole_run_agent import WholeRunAgent
-from odt.config import ConfigError, evaluation_episodes
-from odt.rollout import summarize_returns
-from odt.train import RunningMeans, StopRequested, TrainingDiverged, resolve_device
-from odt.trajectories import Trajectories
+from rlbase.config import ConfigError
+from rlbase.envs import summarize_returns
+from rlbase.protocol import evaluation_episodes
+from rlbase.training import RunningMeans, StopRequested, TrainingDiverged, resolve_device
+from rlbase.trajectories import Trajectories
 
 DRIVER_VERSION = 1
 SOURCE_ENV = "ODT_CORL_SRC"

@@ -18,7 +18,7 @@ from benchmarks.datasets.registry import (
     get_spec,
     normalized_score,
 )
-from odt.trajectories import DatasetError
+from rlbase.trajectories import DatasetError
 
 __all__ = [
     "DATASETS", "TABLE1_DATASETS", "SIZES", "DatasetSpec", "DatasetError", "DatasetUnavailable",

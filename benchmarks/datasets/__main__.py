@@ -28,7 +28,7 @@ from benchmarks.datasets.registry import DATASETS, data_dir
 
 def _make(args: argparse.Namespace) -> int:
     from benchmarks.datasets.forge import forge_config, make
-    from odt.config import parse_assignments
+    from rlbase.config import parse_assignments
 
     overrides = {"seed": args.seed}
     for key in ("size", "target_fraction", "target_score", "sac_max_steps", "eval_every", "eval_episodes",
@@ -74,7 +74,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _card(args: argparse.Namespace) -> int:
     from benchmarks.datasets.forge_base import rewrite_card_markdown
-    from odt.config import is_antmaze
+    from rlbase.protocol import is_antmaze
 
     if is_antmaze(args.name):
         # imports torch and gymnasium-robotics: only for AntMaze's cards
@@ -154,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from benchmarks.datasets.forge_base import ForgeError
     from benchmarks.datasets.registry import DatasetUnavailable
-    from odt.config import ConfigError
-    from odt.trajectories import DatasetError
+    from rlbase.config import ConfigError
+    from rlbase.trajectories import DatasetError
 
     try:
         return args.func(args)

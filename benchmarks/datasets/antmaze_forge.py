@@ -83,10 +83,10 @@ from benchmarks.datasets.forge_base import (
 )
 from benchmarks.datasets.portable_math import math_settings
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
-from odt.checkpoint import CheckpointManager, atomic_write_bytes
-from odt.config import ConfigError, apply_overrides
-from odt.progress import progress_bar
-from odt.train import StopRequested
+from rlbase.checkpoint import CheckpointManager, atomic_write_bytes
+from rlbase.config import ConfigError, apply_overrides
+from rlbase.progress import progress_bar
+from rlbase.training import StopRequested
 
 PACKAGED_POLICIES = Path(__file__).parent / "policies"
 LEVELS = ("umaze", "umaze-diverse")

@@ -20,8 +20,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from odt.checkpoint import atomic_write_bytes
-from odt.trajectories import DatasetError, Trajectories
+from rlbase.checkpoint import atomic_write_bytes
+from rlbase.trajectories import DatasetError, Trajectories
 
 REQUIRED_KEYS = ("observations", "actions", "rewards", "terminals", "timeouts")
 ACTION_TOLERANCE = 1e-4  # float32 round-off allowed outside the action bounds

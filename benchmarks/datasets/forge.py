@@ -50,10 +50,10 @@ from benchmarks.datasets.forge_base import (  # the shared parts, also read from
 from benchmarks.datasets.loading import card_path, generated_path
 from benchmarks.datasets.portable_math import math_settings
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, get_spec
-from odt.checkpoint import CheckpointManager, atomic_write_bytes
-from odt.config import ConfigError, apply_overrides
-from odt.progress import progress_bar
-from odt.train import StopRequested
+from rlbase.checkpoint import CheckpointManager, atomic_write_bytes
+from rlbase.config import ConfigError, apply_overrides
+from rlbase.progress import progress_bar
+from rlbase.training import StopRequested
 
 LEVELS = ("medium", "medium-replay", "random")
 

@@ -22,7 +22,7 @@ from benchmarks.datasets.d4rl_io import split_points, write_d4rl
 from benchmarks.datasets.d4rl_stats import D4RLStats, comparison_markdown, published_stats
 from benchmarks.datasets.loading import card_path, generated_path
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir
-from odt.checkpoint import atomic_write_bytes
+from rlbase.checkpoint import atomic_write_bytes
 
 
 class ForgeError(RuntimeError):

@@ -31,8 +31,8 @@ from benchmarks.datasets.d4rl_io import check_fits_env, read_d4rl, to_arrays, wr
 from benchmarks.datasets.minari_io import minari_available, minari_installed, read_minari
 from benchmarks.datasets.minari_spec import MINARI_INSTALL, MinariSpec, download_command, is_minari
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir, get_spec
-from odt.config import ConfigError
-from odt.trajectories import DatasetError, Trajectories
+from rlbase.config import ConfigError
+from rlbase.trajectories import DatasetError, Trajectories
 
 SIZES = ("full", "smoke")
 SOURCES = ("auto", "d4rl", "generated")
@@ -273,7 +273,7 @@ def _smoke_is_current(spec: DatasetSpec, path: Path) -> bool:
 
 def make_smoke(spec: DatasetSpec, path: Path, steps: int = SMOKE_STEPS, seed: int = SMOKE_SEED) -> None:
     """A tiny uniformly-random-policy dataset, clearly labelled as not a D4RL dataset."""
-    from odt.rollout import random_policy_episodes
+    from rlbase.envs import random_policy_episodes
 
     episodes = random_policy_episodes(spec.make_env, steps, seed)
     traj = Trajectories.from_episodes(episodes)

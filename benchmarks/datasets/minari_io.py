@@ -28,7 +28,7 @@ from benchmarks.datasets.minari_spec import (
     datasets_root,
     local_metadata,
 )
-from odt.trajectories import DatasetError, Trajectories
+from rlbase.trajectories import DatasetError, Trajectories
 
 
 def minari_installed() -> bool:
@@ -123,7 +123,7 @@ def provenance(spec: MinariSpec, data: MinariEpisodes) -> dict:
 
 def _hyperparameters_from(spec: MinariSpec) -> str | None:
     from benchmarks.datasets.minari_spec import hyperparameter_dataset
-    from odt.config import ConfigError
+    from rlbase.config import ConfigError
     try:
         return hyperparameter_dataset(spec.name)
     except ConfigError:

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.datasets.scores import normalize
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 PREFIX = "minari:"
 MINARI_INSTALL = "pip install -e '.[minari]'"

@@ -22,7 +22,7 @@ import numpy as np
 
 from benchmarks.datasets.minari_spec import MinariSpec, is_minari, minari_spec
 from benchmarks.datasets.scores import normalize, reference
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 DATA_DIR_ENV = "ODT_DATA_DIR"
 DEFAULT_DATA_DIR = Path("~/.cache/odt-bench/datasets")

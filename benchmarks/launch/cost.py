@@ -26,7 +26,8 @@ from benchmarks.launch.options import LaunchOptions
 from benchmarks.launch.ordering import config_or_none, followers, pretraining_groups
 from benchmarks.launch.preflight import dataset_provenance
 from benchmarks.sharing import pretraining as shared
-from odt.config import ConfigError, is_antmaze
+from rlbase.config import ConfigError
+from rlbase.protocol import is_antmaze
 
 CPU_CORE_FLOPS = 4e10  # effective FLOP/s of one core: 38-46 measured for the cpu preset's ODT, DT, IQL and SAC runs
 GPU_FLOPS = 2.0e13  # nominal effective FLOP/s of one modern GPU on this model (rough)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.trackers.loggers import require_loggers
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 EXECUTORS = ("auto", "slurm", "local", "debug")
 

@@ -18,7 +18,7 @@ from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.job import config_dict, held_elsewhere, spec_config
 from benchmarks.sharing import pretraining as shared
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 
 def config_or_none(spec: RunSpec) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 from benchmarks.experiments import RunSpec
 from benchmarks.job import spec_config
 from benchmarks.launch.options import LaunchOptions
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 # ----- the cluster -----------------------------------------------------------------------------
 

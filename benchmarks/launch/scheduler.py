@@ -43,7 +43,7 @@ from benchmarks.launch.ordering import (
 )
 from benchmarks.launch.preflight import resolve_executor
 from benchmarks.run_progress import LiveProgress
-from odt.progress import progress_bar, writes_to_log
+from rlbase.progress import progress_bar, writes_to_log
 
 LIVE_EVERY_S = 5.0  # seconds between two looks at the running runs' directories (the live lines)
 

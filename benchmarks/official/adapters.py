@@ -30,7 +30,7 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 
-from odt.trajectories import Trajectories
+from rlbase.trajectories import Trajectories
 
 EnvFactory = Callable[[], gymnasium.Env]
 

@@ -76,11 +76,12 @@ from benchmarks.official.driver import (
     official_variant,
     working_directory,
 )
-from odt.config import ConfigError, ModelConfig, ODTConfig, make_config
+from odt.config import ModelConfig, ODTConfig, make_config
 from odt.objective import masked_mean, stochastic_policy_loss
 from odt.policy import sample_squashed, squashed_action_log_prob
 from odt.train import ODTTrainer
-from odt.trajectories import Trajectories
+from rlbase.config import ConfigError
+from rlbase.trajectories import Trajectories
 
 DATASET = "hopper-medium"  # whose cpu-preset config (lr, weight decay, K, ...) both codes get by default
 # the datasets the checks run at: (observation, action) dimensions of their environments

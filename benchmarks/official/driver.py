@@ -63,10 +63,12 @@ from benchmarks.official.adapters import (
     to_official_trajectories,
 )
 from benchmarks.whole_run_agent import WholeRunAgent
-from odt.config import ConfigError, ODTConfig, make_config
-from odt.rollout import summarize_returns
-from odt.train import Counters, StopRequested, resolve_device
-from odt.trajectories import Trajectories
+from odt.config import ODTConfig, make_config
+from odt.train import Counters
+from rlbase.config import ConfigError
+from rlbase.envs import summarize_returns
+from rlbase.training import StopRequested, resolve_device
+from rlbase.trajectories import Trajectories
 
 DRIVER_VERSION = 1
 SOURCE_ENV = "ODT_OFFICIAL_SRC"  # the official source folder (holds main.py)

@@ -67,8 +67,11 @@ from benchmarks.official.driver import (
     official_variant,
 )
 from odt.buffer import TrajectoryBuffer
-from odt.config import ConfigError, ODTConfig
-from odt.rollout import VectorEnvPool, run_episodes
+from odt.config import ODTConfig
+from odt.rollout import run_episodes
+from rlbase.config import ConfigError
+from rlbase.envs import VectorEnvPool
+from rlbase.seeds import exploration_seed
 
 SMALL_CAPACITY = 3  # a buffer smaller than the 5 trajectories the official code keeps offline
 NEW_ROLLOUTS = (30, 7, 64, 19, 150)  # lengths of the synthetic rollouts added to both buffers
@@ -314,7 +317,7 @@ def record_ours(model: torch.nn.Module, trace: Trace, sample: bool) -> Iterator[
 
 def explore_seed(cfg: ODTConfig, rounds: int = 0) -> int:
     """The reset seed and generator seed of our round ``rounds``' exploration (``ODTTrainer.explore``)."""
-    return 20_000_000 + cfg.seed * 100_000 + rounds
+    return exploration_seed(cfg.seed, rounds)
 
 
 def our_noise(seed: int, steps: int, act_dim: int) -> list[torch.Tensor]:

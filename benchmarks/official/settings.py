@@ -44,12 +44,8 @@ from benchmarks.official.driver import (
     locate_source,
     official_variant,
 )
-from odt.config import (
-    PAPER_ONLINE_TABLE,
-    ConfigError,
-    ODTConfig,
-    make_config,
-)
+from odt.config import PAPER_ONLINE_TABLE, ODTConfig, make_config
+from rlbase.config import ConfigError
 from rlbase.presets import (
     CPU_BATCH,
     CPU_COUNT_DIVISOR,

@@ -48,7 +48,7 @@ class Side:
 
 def synthetic_trajectories(seed: int = 0):
     """Hopper-shaped random data in the official script's layout: 200 x 1000 steps."""
-    from odt.trajectories import Trajectories
+    from rlbase.trajectories import Trajectories
     rng = np.random.default_rng(seed)
     n = SYNTHETIC_TRAJECTORIES * SYNTHETIC_LENGTH
     return Trajectories(observations=rng.standard_normal((n, 11)).astype(np.float32),
@@ -63,9 +63,10 @@ def project_side(config: str, updates: int, warmup: int, threads: int) -> Side:
     import torch
 
     from benchmarks.perf.speed import make_hopper
-    from odt.config import apply_overrides, make_config
-    from odt.runtime import keep_freed_memory_in_heap
+    from odt.config import make_config
     from odt.train import ODTTrainer
+    from rlbase.config import apply_overrides
+    from rlbase.runtime import keep_freed_memory_in_heap
 
     keep_freed_memory_in_heap()
     torch.set_num_threads(threads)

@@ -40,8 +40,8 @@ def run(seed: int, updates: int, dataset: str, out: Path, preset: str = "cpu",
 
     from benchmarks.datasets import load_dataset
     from odt.config import make_config
-    from odt.runtime import keep_freed_memory_in_heap
     from odt.train import ODTTrainer
+    from rlbase.runtime import keep_freed_memory_in_heap
 
     keep_freed_memory_in_heap()
     torch.set_num_threads(1)
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
                    help="legend names of the two groups (default: before after; e.g. fp32 bf16)")
     a = p.parse_args(argv)
     if a.command == "run":
-        from odt.config import parse_assignments
+        from rlbase.config import parse_assignments
 
         res = run(a.seed, a.updates, a.dataset, a.out, a.preset, parse_assignments(a.set))
         print(f"{a.out}: {res['updates']} updates, {res['cpu_s']:.1f} s CPU")

@@ -45,13 +45,15 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from odt.buffer import TrajectoryBuffer
-from odt.checkpoint import atomic_write_bytes
-from odt.config import ConfigError, apply_overrides, make_config, phase_evaluations
-from odt.progress import progress_bar
+from odt.config import make_config
 from odt.rollout import run_episodes
-from odt.runtime import keep_freed_memory_in_heap
 from odt.train import ODTTrainer
-from odt.trajectories import Trajectories
+from rlbase.checkpoint import atomic_write_bytes
+from rlbase.config import ConfigError, apply_overrides
+from rlbase.progress import progress_bar
+from rlbase.protocol import phase_evaluations
+from rlbase.runtime import keep_freed_memory_in_heap
+from rlbase.trajectories import Trajectories
 
 HOPPER = "Hopper-v5"
 OBS_DIM, ACT_DIM = 11, 3
@@ -541,7 +543,7 @@ def parse_args(argv: list[str] | None) -> PerfConfig:
 
 def main(argv: list[str] | None = None) -> dict:
     pc = parse_args(argv)
-    keep_freed_memory_in_heap()  # as the training entry points do (odt/runtime.py)
+    keep_freed_memory_in_heap()  # as the training entry points do (rlbase/runtime.py)
     res = run(pc)
     print(format_report(res))
     out = Path(pc.out)

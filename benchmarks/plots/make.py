@@ -21,8 +21,8 @@ from benchmarks import outputs
 from benchmarks import records as rec
 from benchmarks.plots import provenance as prov
 from benchmarks.plots.catalogue import FIGURES, Figure
-from odt.checkpoint import atomic_write_bytes
-from odt.config import PRESETS
+from rlbase.checkpoint import atomic_write_bytes
+from rlbase.protocol import PRESETS
 
 SAMPLING_TITLE = "Appendix F: sampling probability by length vs by return"
 

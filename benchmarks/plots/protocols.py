@@ -14,7 +14,7 @@ from matplotlib.ticker import FuncFormatter
 from benchmarks.plots.data import BAND, _order, _y, evals
 from benchmarks.plots.panels import _curves, _means_with_seeds
 from benchmarks.plots.style import _facet_order, _legend_with_seed_counts, arm_dashes, hue_colors
-from odt.config import is_antmaze
+from rlbase.protocol import is_antmaze
 
 ANTMAZE_LEARNED = 30.0  # the antmaze_sizing figure's dashed line: PROTOCOL-antmaze-sizing-cpu.md's 'learned'
 

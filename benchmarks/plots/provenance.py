@@ -15,7 +15,7 @@ import pandas as pd
 
 from benchmarks import outputs
 from benchmarks.records import REPO_ROOT
-from odt.checkpoint import atomic_write_bytes
+from rlbase.checkpoint import atomic_write_bytes
 
 TITLE_SIZE = 11
 CAPTION_SIZE = 7.5

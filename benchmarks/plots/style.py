@@ -14,7 +14,7 @@ from matplotlib.transforms import ScaledTranslation
 
 from benchmarks.experiments import TABLE1_DATASETS
 from benchmarks.plots.data import _natural
-from odt.config import is_antmaze
+from rlbase.protocol import is_antmaze
 
 MIN_SPAN = 20.0  # the least height of a score axis (normalized points): a sub-point gap stays small
 

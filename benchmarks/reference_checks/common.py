@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 
 @dataclass(frozen=True)

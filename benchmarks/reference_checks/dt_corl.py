@@ -45,14 +45,15 @@ from benchmarks.reference_checks.common import (
     stand_in,
     write_section,
 )
-from odt.config import ODTConfig, apply_overrides
+from odt.config import ODTConfig
 from odt.learner import warmup_factor
 from odt.model import DecisionTransformer as OurDT
 from odt.objective import deterministic_policy_loss
 from odt.rollout import Conditioning, run_episodes
 from odt.sampling import trajectory_probabilities
 from odt.train import ODTTrainer
-from odt.trajectories import Trajectories
+from rlbase.config import apply_overrides
+from rlbase.trajectories import Trajectories
 
 SOURCE_ENV = "ODT_CORL_SRC"
 SCRIPT = "algorithms/offline/dt.py"
@@ -526,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.reference_checks.dt_corl", description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, help="write the 'DT against CORL' section into this markdown file")
     args = p.parse_args(argv)
-    from odt.config import ConfigError
+    from rlbase.config import ConfigError
     try:
         ref = load_corl_dt()
     except ConfigError as exc:

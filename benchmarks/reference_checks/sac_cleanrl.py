@@ -491,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.reference_checks.sac_cleanrl", description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, help="write the 'SAC against CleanRL' section into this markdown file")
     args = p.parse_args(argv)
-    from odt.config import ConfigError
+    from rlbase.config import ConfigError
     try:
         ref = load_cleanrl()
     except ConfigError as exc:

@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchmarks import records as rec
-from odt.checkpoint import CheckpointManager
+from rlbase.checkpoint import CheckpointManager
 
 # Per method family: config fields that are read only after pretraining has ended (dotted paths
 # into the method's config). Each one is tested to leave the end-of-pretraining state unchanged.

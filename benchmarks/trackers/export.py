@@ -20,7 +20,7 @@ from pathlib import Path
 
 from benchmarks import records as rec
 from benchmarks.trackers.loggers import LOGGERS, LoggerUnavailable, open_logger, require_loggers
-from odt.config import ConfigError
+from rlbase.config import ConfigError
 
 
 @dataclass(frozen=True)

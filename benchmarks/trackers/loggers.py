@@ -39,7 +39,7 @@ class LoggerUnavailable(ImportError):
 
 def check_loggers(kinds: Sequence[str]) -> tuple[str, ...]:
     """The logger names, validated (ConfigError naming a bad one), without duplicates."""
-    from odt.config import ConfigError
+    from rlbase.config import ConfigError
     for kind in kinds:
         if kind not in LOGGERS:
             raise ConfigError(f"--log {kind!r} is not valid; choose from {', '.join(LOGGERS)}")
@@ -50,7 +50,7 @@ def require_loggers(kinds: Sequence[str]) -> tuple[str, ...]:
     """``check_loggers``, and each one's package importable (ConfigError naming the extra if not)."""
     import importlib.util
 
-    from odt.config import ConfigError
+    from rlbase.config import ConfigError
     kinds = check_loggers(kinds)
     for kind in kinds:
         if importlib.util.find_spec(kind) is None:

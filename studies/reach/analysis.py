@@ -47,7 +47,7 @@ from benchmarks.aggregate import origin
 from benchmarks.datasets.antmaze import U_MAZE, bfs_path, xy_to_cell
 from benchmarks.experiments import RunSpec
 from benchmarks.job import load_data, spec_config
-from odt.checkpoint import CheckpointManager
+from rlbase.checkpoint import CheckpointManager
 
 
 @dataclass(frozen=True)

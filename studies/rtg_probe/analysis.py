@@ -29,9 +29,9 @@ import torch
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.job import load_data, spec_config
-from odt.checkpoint import CheckpointManager
 from odt.model import DecisionTransformer
-from odt.trajectories import Trajectories
+from rlbase.checkpoint import CheckpointManager
+from rlbase.trajectories import Trajectories
 
 
 @dataclass(frozen=True)

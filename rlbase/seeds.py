@@ -1,0 +1,59 @@
+"""Every random stream of a run, named once.
+
+A run's integer ``seed`` fans out into streams, each seeded with an integer computed here from
+the seed and a counter (the evaluation, the episode, the round), so a resumed run re-derives
+them from its counters. The integers are part of every record: changing one changes results,
+so they stay as they are; a new stream gets a new base here.
+
+Evaluation and exploration seeds of one run are 10M apart and never meet. From seed 100 on,
+``seed * SEED_STRIDE`` reaches the next base: seed 100's exploration round 100 and its device
+batch generator are both seeded 30,000,100. Left so: records depend on these integers.
+"""
+
+from __future__ import annotations
+
+EVALUATION_BASE = 10_000_000  # env resets of evaluation episodes (every method)
+EXPLORATION_BASE = 20_000_000  # ODT's exploration rollouts, IQL's online episodes
+SEED_STRIDE = 100_000  # room per run seed in the evaluation and exploration streams
+BATCH_SEED_OFFSET = 30_000_000  # ODT's device batch generator
+SAC_EPISODE_BASE = 30_000_000  # SAC's env resets, one per episode
+SAC_SEED_STRIDE = 1_000_000
+
+
+def run_seed(seed: int) -> int:
+    """The run's own seed, as given: torch's global generator at construction (initial weights,
+    dropout) and the numpy generator of host-side batches."""
+    return seed
+
+
+def exploration_seed(seed: int, episode: int) -> int:
+    """Env reset (and ODT's action-sampling generator) of online episode ``episode``: ODT's
+    exploration round, IQL's online episode."""
+    return EXPLORATION_BASE + seed * SEED_STRIDE + episode
+
+
+def device_batch_seed(seed: int) -> int:
+    """ODT's generator of training batches drawn on the device."""
+    return BATCH_SEED_OFFSET + seed
+
+
+def sac_episode_seed(seed: int, episode: int) -> int:
+    """Env reset of SAC's ``episode``-th training episode."""
+    return SAC_EPISODE_BASE + seed * SAC_SEED_STRIDE + episode
+
+
+def iql_sampling_seed(seed: int) -> int:
+    """IQL's generator of exploration actions in its online phase."""
+    return seed + 1
+
+
+def random_episode_seed(seed: int, episode: int) -> int:
+    """Env reset of episode ``episode`` of a random-policy dataset made with ``seed``."""
+    return seed + episode
+
+
+def evaluation_seeds(seed: int, evaluations_done: int, n: int) -> list[int]:
+    """Reset seeds of the next n evaluation episodes: fixed by the run's seed and how many
+    evaluations came before, so a resumed run evaluates on the same episodes."""
+    base = EVALUATION_BASE + seed * SEED_STRIDE + evaluations_done * n
+    return [base + i for i in range(n)]
