@@ -6,15 +6,22 @@
 Prints the evaluation return and lambda as it goes. With --checkpoint-dir the run saves
 checkpoints there and resumes from the newest good one when started again. For whole
 experiments (many seeds and methods, records, tables) use ``python -m benchmarks.run``.
+
+Named datasets come from a loader, found through the ``odt_bench.dataset_loaders`` entry
+point group (the harness registers ``benchmarks``) or passed to ``main``: odt imports no
+harness.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import sys
+from collections.abc import Callable
 
 import gymnasium as gym
+import numpy as np
 
 from odt.config import PROTOCOLS, make_config
 from odt.train import ODTTrainer, describe_row
@@ -26,6 +33,11 @@ from rlbase.runtime import keep_freed_memory_in_heap
 from rlbase.training import TrainingDiverged
 from rlbase.trajectories import Trajectories
 
+LOADER_GROUP = "odt_bench.dataset_loaders"
+# name -> (trajectories, make_env, score_fn or None, the paper's table row its hyperparameters come from)
+DatasetLoader = Callable[[str], tuple[Trajectories, Callable[[], gym.Env],
+                                      Callable[[np.ndarray], np.ndarray] | None, str]]
+
 EXIT_CODES = ("exit codes: 0 finished; 1 the run failed (e.g. diverged); 2 usage or configuration error "
               "(unknown name, out-of-range value, missing dataset); 130 interrupted (Ctrl-C)")
 
@@ -35,7 +47,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dataset", default="random",
                    help="'random' (a random-policy dataset made on the fly, needs --env) or a dataset name "
-                        "known to benchmarks.datasets, e.g. hopper-medium (default: random)")
+                        "the installed loader knows (the harness's: benchmarks.datasets), e.g. hopper-medium "
+                        "(default: random)")
+    p.add_argument("--loader", default=None,
+                   help=f"which installed dataset loader (entry point of {LOADER_GROUP}) reads --dataset; "
+                        "needed only when several are installed")
     p.add_argument("--env", help="gymnasium environment id, e.g. Hopper-v5 (needed with --dataset random)")
     p.add_argument("--random-steps", type=int, default=5000, help="size of the random dataset (default 5000)")
     p.add_argument("--table-row", default=None,
@@ -61,38 +77,57 @@ def _env_factory(env_id: str):
     return lambda: gym.make(env_id)
 
 
-def _table_row(args: argparse.Namespace) -> str:
-    """The paper's hyperparameter row: --table-row, else the dataset's own (a Minari dataset uses
-    the row of its environment family and level, e.g. minari:mujoco/hopper/medium-v0 -> hopper-medium)."""
-    if args.table_row:
-        return args.table_row
+def installed_loaders() -> dict[str, importlib.metadata.EntryPoint]:
+    """The dataset loaders registered under ``LOADER_GROUP``, by entry point name."""
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=LOADER_GROUP)}
+
+
+def find_loader(dataset: str, name: str | None = None) -> DatasetLoader:
+    """The installed loader ``name`` (or the only one); a ConfigError naming ``dataset`` if none fits."""
+    found = installed_loaders()
+    if not found:
+        raise ConfigError(f"--dataset {dataset!r}: no dataset loader is installed (entry point group "
+                          f"{LOADER_GROUP!r}); install the harness with `pip install -e .`, or train on "
+                          "--dataset random --env ENV_ID")
+    if name is None and len(found) > 1:
+        raise ConfigError(f"--dataset {dataset!r}: several dataset loaders are installed "
+                          f"({', '.join(sorted(found))}); choose one with --loader")
+    if name is not None and name not in found:
+        raise ConfigError(f"--loader {name!r}: not installed; installed: {', '.join(sorted(found))}")
+    return found[name if name is not None else next(iter(found))].load()
+
+
+def _random_data(args: argparse.Namespace):
+    """(trajectories, make_env, score_fn) of a random-policy dataset on ``--env``."""
+    if not args.env:
+        raise ConfigError("--dataset random needs --env (e.g. --env Hopper-v5)")
+    make_env = _env_factory(args.env)
+    data = Trajectories.from_episodes(random_policy_episodes(make_env, args.random_steps, args.seed))
+    return data, make_env, None
+
+
+def _config_and_data(args: argparse.Namespace, loader: DatasetLoader | None):
+    """The run's config and (trajectories, make_env, score_fn). The config comes first where its
+    row is known without the data (random data, a table's own dataset, --table-row), so bad values
+    fail before any work; other names (``minari:<id>``) take the row their loader gives."""
+    overrides = {"seed": args.seed, **parse_assignments(args.set)}
+    own_row = "hopper-medium" if args.dataset == "random" else args.dataset if args.dataset in known_datasets() else None
+    row = args.table_row or own_row
+    cfg = make_config(row, args.protocol, args.preset, overrides) if row else None
     if args.dataset == "random":
-        return "hopper-medium"
-    from benchmarks.datasets.minari_spec import hyperparameter_dataset
-    return hyperparameter_dataset(args.dataset)
+        return cfg, _random_data(args)
+    loader = loader or find_loader(args.dataset, args.loader)
+    data, make_env, score_fn, dataset_row = loader(args.dataset)
+    cfg = cfg or make_config(dataset_row, args.protocol, args.preset, overrides)
+    return cfg, (data, make_env, score_fn)
 
 
-def _load_data(args: argparse.Namespace):
-    """(trajectories, make_env, score_fn) for the requested dataset."""
-    if args.dataset == "random":
-        if not args.env:
-            raise ConfigError("--dataset random needs --env (e.g. --env Hopper-v5)")
-        make_env = _env_factory(args.env)
-        data = Trajectories.from_episodes(random_policy_episodes(make_env, args.random_steps, args.seed))
-        return data, make_env, None
-    from benchmarks.datasets import load_dataset  # the dataset registry and loaders
-
-    loaded = load_dataset(args.dataset)
-    return loaded.trajectories, loaded.spec.make_env, loaded.score_fn
-
-
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, loader: DatasetLoader | None = None) -> int:
+    """Run the CLI; ``loader`` reads named datasets (default: the installed one, see LOADER_GROUP)."""
     args = parse_args(argv)
     keep_freed_memory_in_heap()
     try:
-        overrides = {"seed": args.seed, **parse_assignments(args.set)}
-        cfg = make_config(_table_row(args), args.protocol, args.preset, overrides)  # bad values before any work
-        data, make_env, score_fn = _load_data(args)
+        cfg, (data, make_env, score_fn) = _config_and_data(args, loader)
     except (ConfigError, ValueError, FileNotFoundError, gym.error.Error) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

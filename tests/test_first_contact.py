@@ -460,7 +460,8 @@ def test_methods_cli_refuses_a_bad_name_with_exit_code_2(capsys):
 
 def test_odt_cli_takes_a_minari_name_to_its_family_row_and_says_how_to_get_the_data(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
-    assert odt_main(["--dataset", "minari:mujoco/hopper/medium-v0", "--preset", "smoke"]) == 2
+    from benchmarks.datasets.for_odt import load_for_odt
+    assert odt_main(["--dataset", "minari:mujoco/hopper/medium-v0", "--preset", "smoke"], loader=load_for_odt) == 2
     err = capsys.readouterr().err
     assert "unknown dataset" not in err  # the config step took hopper-medium's row
     assert "minari download mujoco/hopper/medium-v0" in err
