@@ -1,5 +1,6 @@
 """The project's import graph has no cycle: dependencies between its modules point one way, and
-the harness (odt, baselines, benchmarks) never imports the studies built on it.
+they follow the layers rlbase < odt, baselines < benchmarks < studies (a layer imports only those
+below it; IQL, SAC and BC import nothing of ODT's trainer, rollout or config).
 
 Built from the source with ``ast`` (nothing is imported), counting every import statement,
 including those inside functions: a deferred import is still a dependency.
@@ -8,11 +9,21 @@ including those inside functions: a deferred import is still a dependency.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("odt", "baselines", "benchmarks", "studies")
-HARNESS = ("odt", "baselines", "benchmarks")  # the studies import these, never the reverse
+PACKAGES = ("rlbase", "odt", "baselines", "benchmarks", "studies")
+HARNESS = ("rlbase", "odt", "baselines", "benchmarks")  # the studies import these, never the reverse
+# (modules, what they must not import): a name covers the module and everything below it
+LAYERS = (
+    (("rlbase",), ("odt", "baselines", "benchmarks", "studies")),
+    (("odt", "baselines"), ("benchmarks", "studies")),
+    (("benchmarks",), ("studies",)),
+    (("baselines.iql", "baselines.sac", "baselines.bc"), ("odt.train", "odt.rollout", "odt.config")),
+)
 
 
 def project_modules() -> dict[str, Path]:
@@ -53,6 +64,7 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return out
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     modules = project_modules()
     return {name: imports_of(name, path, modules) for name, path in modules.items()}
@@ -97,3 +109,31 @@ def test_the_harness_never_imports_a_study():
     reverse = {f"{name} -> {target}" for name, targets in import_graph().items() if name.split(".")[0] in HARNESS
                for target in targets if target.split(".")[0] == "studies"}
     assert not reverse, "the harness imports studies: " + ", ".join(sorted(reverse))
+
+
+def _within(module: str, names: tuple[str, ...]) -> bool:
+    return any(module == n or module.startswith(n + ".") for n in names)
+
+
+def layer_violations(graph: dict[str, set[str]], modules: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
+    """``a -> b`` for every import of a ``forbidden`` module by one of ``modules``."""
+    return sorted(f"{name} -> {target}" for name, targets in graph.items() if _within(name, modules)
+                  for target in targets if _within(target, forbidden))
+
+
+@pytest.mark.parametrize("modules, forbidden", LAYERS, ids=lambda names: "+".join(names))
+def test_the_layers_hold(modules, forbidden):
+    graph = import_graph()
+    assert any(_within(name, modules) for name in graph), f"no module of {modules}: is the rule stale?"
+    bad = layer_violations(graph, modules, forbidden)
+    assert not bad, "imports across the layers: " + ", ".join(bad)
+
+
+@pytest.mark.parametrize("modules, forbidden", LAYERS, ids=lambda names: "+".join(names))
+def test_the_layer_check_sees_a_planted_violation(modules, forbidden):
+    graph = {f"{modules[-1]}.planted": {"rlbase.envs"},  # allowed: the base is below every layer
+             f"{modules[0]}.sub.deep": {f"{forbidden[-1]}.inner"},  # the planted violation
+             f"{forbidden[0]}x.outside": {f"{forbidden[0]}.inner"}}  # a name-prefix, not a submodule
+    assert layer_violations(graph, modules, forbidden) == [f"{modules[0]}.sub.deep -> {forbidden[-1]}.inner"]
+    assert layer_violations({f"{modules[0]}": {forbidden[0]}}, modules, forbidden) == [f"{modules[0]} -> {forbidden[0]}"]
+    assert not layer_violations({"odt.trainer": {"benchmarks"}}, ("odt.train",), ("benchmarks",))
