@@ -1,6 +1,6 @@
-"""odt/rollout.py's episode helpers on an environment whose every number is known by hand:
-the random-action episodes behind the test datasets, and the vectorised evaluation of the MLP
-baselines (IQL, SAC)."""
+"""Episodes on an environment whose every number is known by hand: rlbase/envs.py's random-action
+episodes behind the test datasets and vectorised evaluation of the MLP baselines (IQL, SAC),
+and odt/rollout.py's context rollout."""
 
 from __future__ import annotations
 
