@@ -39,15 +39,9 @@ from baselines.nets import DeterministicActor
 from rlbase.clock import Stopwatch
 from rlbase.config import ConfigError, apply_overrides, is_rate, is_size
 from rlbase.envs import VectorEnvPool, run_policy_episodes, summarize_returns
-from rlbase.presets import scale_bc
+from rlbase.presets import PRESETS, scale_bc
 from rlbase.progress import progress_bar
-from rlbase.protocol import (
-    PRESETS,
-    domain_defaults,
-    evaluation_episodes,
-    is_antmaze,
-    known_datasets,
-)
+from rlbase.protocol import domain_defaults, evaluation_episodes, is_antmaze, known_datasets
 from rlbase.seeds import evaluation_seeds, run_seed
 from rlbase.training import RunningMeans, StopRequested, TrainingDiverged, resolve_device
 from rlbase.trajectories import Trajectories

@@ -26,8 +26,8 @@ import numpy as np
 from odt.config import ODTConfig, paper_config
 from odt.train import ODTTrainer
 from rlbase.config import ConfigError, apply_overrides
-from rlbase.presets import scale_dt
-from rlbase.protocol import PRESETS, is_antmaze
+from rlbase.presets import PRESETS, scale_dt
+from rlbase.protocol import is_antmaze
 from rlbase.trajectories import Trajectories
 
 DT_TARGET_RETURN = {"hopper": 3600.0, "walker2d": 5000.0, "halfcheetah": 6000.0}

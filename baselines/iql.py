@@ -51,15 +51,9 @@ from baselines.nets import GaussianActor, TwinQ, ValueNet
 from rlbase.clock import Stopwatch
 from rlbase.config import ConfigError, apply_overrides, is_finite, is_rate, is_size
 from rlbase.envs import VectorEnvPool, run_policy_episodes, summarize_returns
-from rlbase.presets import scale_iql
+from rlbase.presets import PRESETS, scale_iql
 from rlbase.progress import ProgressBar, progress_bar
-from rlbase.protocol import (
-    PRESETS,
-    domain_defaults,
-    evaluation_episodes,
-    is_antmaze,
-    known_datasets,
-)
+from rlbase.protocol import domain_defaults, evaluation_episodes, is_antmaze, known_datasets
 from rlbase.seeds import evaluation_seeds, exploration_seed, iql_sampling_seed, run_seed
 from rlbase.training import StopRequested, TrainingDiverged, resolve_device
 from rlbase.trajectories import DatasetError, Trajectories

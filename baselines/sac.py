@@ -37,9 +37,8 @@ from baselines.nets import TanhGaussianActor, TwinQ
 from rlbase.clock import Stopwatch
 from rlbase.config import ConfigError, apply_overrides, is_finite, is_rate, is_size
 from rlbase.envs import VectorEnvPool, run_policy_episodes, summarize_returns
-from rlbase.presets import scale_sac
+from rlbase.presets import PRESETS, scale_sac
 from rlbase.progress import progress_bar
-from rlbase.protocol import PRESETS
 from rlbase.seeds import evaluation_seeds, run_seed, sac_episode_seed
 from rlbase.training import StopRequested, TrainingDiverged
 

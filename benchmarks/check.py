@@ -91,7 +91,8 @@ import pandas as pd
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
 from rlbase.checkpoint import atomic_write_bytes
-from rlbase.protocol import PRESETS, known_datasets
+from rlbase.presets import PRESETS
+from rlbase.protocol import known_datasets
 
 EXPECTED_DIR = Path(__file__).resolve().parent / "expected"
 RECORD_METRICS = ("final_score", "offline_score", "final_return", "offline_return")

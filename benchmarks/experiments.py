@@ -87,7 +87,8 @@ from typing import Any
 
 from odt.config import paper_config
 from rlbase.config import ConfigError
-from rlbase.protocol import PRESETS, is_antmaze, known_datasets
+from rlbase.presets import PRESETS
+from rlbase.protocol import is_antmaze, known_datasets
 
 MINARI_PREFIX = "minari:"  # a local Minari dataset by its own id (benchmarks.datasets.minari_spec),
 # accepted by every experiment through --datasets; configured with its family's paper row

@@ -59,7 +59,7 @@ from benchmarks.official.driver import OfficialODTAgent, official_config
 from odt.config import make_config
 from odt.train import ODTTrainer
 from rlbase.config import ConfigError, parse_assignments
-from rlbase.protocol import PRESETS
+from rlbase.presets import PRESETS
 from rlbase.trajectories import Trajectories
 
 

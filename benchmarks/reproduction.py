@@ -50,7 +50,7 @@ from benchmarks import records as rec
 from benchmarks.experiments import TABLE1_DATASETS
 from benchmarks.intervals import Claim, Interval, Reading, combination_interval, read_claims
 from benchmarks.tables import write_text
-from rlbase.protocol import PRESETS
+from rlbase.presets import PRESETS
 
 CI_LEVEL = 0.95
 ALPHA = 1.0 - CI_LEVEL  # every verdict: two-sided tests at 0.05, TOST at 0.05 (its 90% interval)

@@ -53,7 +53,7 @@ from benchmarks.launch import (
 )
 from benchmarks.trackers.loggers import LOGGERS
 from rlbase.config import ConfigError, parse_assignments
-from rlbase.protocol import PRESETS
+from rlbase.presets import PRESETS
 
 LOCAL_LIMIT_H = 24.0  # a local plan estimated longer than this needs --yes
 EXIT_CODES = """exit codes:

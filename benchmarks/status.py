@@ -47,7 +47,7 @@ from benchmarks.experiments import EXPERIMENTS, RunSpec, expand
 from benchmarks.job import config_dict, spec_config
 from benchmarks.sharing import pretraining as shared
 from rlbase.config import ConfigError
-from rlbase.protocol import PRESETS
+from rlbase.presets import PRESETS
 
 STATES = ("complete", "running", "waiting", "stopped", "failed", "not started")
 DEFAULT_PRESET = "cpu"  # a named experiment with nothing on disk is planned at the CPU preset unless told

@@ -28,7 +28,8 @@ from odt.train import ODTTrainer, describe_row
 from rlbase.checkpoint import CheckpointManager
 from rlbase.config import ConfigError, parse_assignments, to_dict
 from rlbase.envs import random_policy_episodes
-from rlbase.protocol import PRESETS, known_datasets
+from rlbase.presets import PRESETS
+from rlbase.protocol import known_datasets
 from rlbase.runtime import keep_freed_memory_in_heap
 from rlbase.training import TrainingDiverged
 from rlbase.trajectories import Trajectories

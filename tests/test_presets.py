@@ -24,7 +24,7 @@ def build_all() -> dict[str, object]:
     from benchmarks.datasets import DATASETS
     from benchmarks.methods import METHODS, method_config
     from rlbase.config import to_dict
-    from rlbase.protocol import PRESETS
+    from rlbase.presets import PRESETS
 
     out: dict[str, object] = {}
     for method in sorted(set(METHODS) - set(LEFT_OUT)):

@@ -22,7 +22,7 @@ from benchmarks import records as rec
 from benchmarks.plots import provenance as prov
 from benchmarks.plots.catalogue import FIGURES, Figure
 from rlbase.checkpoint import atomic_write_bytes
-from rlbase.protocol import PRESETS
+from rlbase.presets import PRESETS
 
 SAMPLING_TITLE = "Appendix F: sampling probability by length vs by return"
 
