@@ -42,8 +42,6 @@ def env_step_seconds(dataset: str) -> float:
     return ANTMAZE_STEP_S if is_antmaze(dataset) else ENV_STEP_S
 
 
-
-
 @dataclass
 class Estimate:
     runs: int = 0
