@@ -12,15 +12,11 @@ change (what the code now does in its place cannot be told from the config).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 from benchmarks import records as rec
 from rlbase.config import to_dict
-
-# Each config class config_dict has converted: its top-level field names and the flat defaults
-# of its fields. A dict config_dict made (the cost model drops its seed and compares dicts) is
-# compared with its class's defaults through this; a dict of unknown class has none.
-_CLASSES: dict[type, tuple[frozenset[str], dict[str, Any]]] = {}
 
 
 def field_defaults(cfg: Any) -> dict[str, Any]:
@@ -44,36 +40,23 @@ def field_defaults(cfg: Any) -> dict[str, Any]:
 def config_dict(cfg: Any) -> Any:
     """A method config as the plain dict its run records (its repr if it is not a dataclass)."""
     try:
-        out = to_dict(cfg)
+        return to_dict(cfg)
     except TypeError:
         return repr(cfg)
-    if type(cfg) not in _CLASSES:
-        _CLASSES[type(cfg)] = (frozenset(out), field_defaults(cfg))
-    return out
 
 
-def _defaults_of_dict(config: dict) -> dict[str, Any]:
-    """The field defaults of the class config_dict made ``config`` from (perhaps without some
-    top-level fields, such as the seed): the one known class whose fields cover its keys with the
-    fewest left over; {} where none does or two do equally."""
-    keys = set(config)
-    fits = sorted((len(names - keys), id(cls), defaults) for cls, (names, defaults) in _CLASSES.items()
-                  if names >= keys)
-    if not fits or (len(fits) > 1 and fits[0][0] == fits[1][0]):
-        return {}
-    return fits[0][2]
-
-
-def config_drift(stored: Any, current: Any) -> list[str]:
+def config_drift(stored: Any, current: Any, ignore: Iterable[str] = ()) -> list[str]:
     """One line per dotted field where a stored config and the current one differ; [] when they
-    are the same computation. ``current``: the config the code builds now (the dataclass), or a
-    dict config_dict made of it. A field absent from ``stored`` counts as its default (it was
-    added since, keeping the old behaviour there); one absent from ``current`` (removed from the
-    code) is always reported."""
-    if dataclasses.is_dataclass(current) and not isinstance(current, type):
-        defaults, current = field_defaults(current), config_dict(current)
-    else:
-        defaults = _defaults_of_dict(current) if isinstance(current, dict) else {}
+    are the same computation. ``current``: the config the code builds now (the dataclass; a
+    plain dict is compared as it is, with no defaults). A field absent from ``stored`` counts as
+    its default (it was added since, keeping the old behaviour there); one absent from
+    ``current`` (removed from the code) is always reported. Top-level fields named in ``ignore``
+    (the cost model's ``seed``) are left out on both sides."""
+    defaults = field_defaults(current)
+    current = config_dict(current) if dataclasses.is_dataclass(current) and not isinstance(current, type) else current
+    if ignore and isinstance(stored, dict) and isinstance(current, dict):
+        stored = {k: v for k, v in stored.items() if k not in ignore}
+        current = {k: v for k, v in current.items() if k not in ignore}
     was, now = rec.flat_fields(rec.to_jsonable(stored)), rec.flat_fields(rec.to_jsonable(current))
     lines = []
     for name in sorted(set(was) | set(now)):

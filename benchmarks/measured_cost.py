@@ -76,15 +76,15 @@ def _spec_or_none(d: Mapping[str, Any]) -> RunSpec | None:
         return None
 
 
-def matching(timed: Mapping[Computation, list[TimedRun]], spec: RunSpec, config: Mapping[str, Any],
+def matching(timed: Mapping[Computation, list[TimedRun]], spec: RunSpec, config: Any,
              from_shared_pretraining: bool, cpu_model: str | None = None) -> list[TimedRun]:
-    """The timed runs of the computation ``spec`` (with ``config``, its config as a dict) makes;
+    """The timed runs of the computation ``spec`` (with ``config``, the config the code builds
+    for it) makes, their seeds aside;
     only those timed on ``cpu_model`` (the CPU the runs will have) where there are any, since the
     same run's cost differs by CPU model (2026-11-27: a Fig. 10 run ~13 min on the Xeon, ~17-21
     on the AMD EPYC)."""
     key = Computation(spec.method, spec.dataset, tuple(spec.g_eval_sweep), from_shared_pretraining)
-    wanted = without_seed(config)
-    same = [t for t in timed.get(key, []) if not config_drift(t.config, wanted)]
+    same = [t for t in timed.get(key, []) if not config_drift(t.config, config, ignore=("seed",))]
     here = [t for t in same if t.cpu_model == cpu_model]
     return here or same
 

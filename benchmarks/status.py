@@ -245,7 +245,7 @@ class Pricing:
         return cls(timed, launch.calibration(timed, cpu) if timed else {}, cpu)
 
     def seconds(self, spec: RunSpec, cfg: Any, follower: bool) -> tuple[float, str]:
-        same = measured_cost.matching(self.timed, spec, config_dict(cfg), follower, self.cpu) if self.timed else []
+        same = measured_cost.matching(self.timed, spec, cfg, follower, self.cpu) if self.timed else []
         if same:
             return measured_cost.median_core_seconds(same), "measured"
         model = launch.model_seconds(spec.method, cfg, spec.dataset, follower)

@@ -100,12 +100,19 @@ def test_the_fields_added_to_the_real_configs_since_runs_were_recorded():
     assert [line.split(":")[0] for line in config_drift(stored, windowed)] == ["online_window"]
 
 
-def test_a_dict_config_dict_made_is_compared_with_its_class_defaults():
-    """The cost model compares dicts (config_dict's, without the seed); those know their class."""
+def test_ignored_fields_drop_out_on_both_sides_and_defaults_still_apply():
+    """The cost model compares a run's stored config with the config of another seed: the seed
+    is ignored, and a field the stored config lacks still counts as its default."""
     odt = make_config("hopper-medium", "online", "cpu", {"seed": 0})
-    stored = {k: v for k, v in config_dict(odt).items() if k not in ("seed", "eval_episodes_interim")}
-    now = {k: v for k, v in config_dict(odt).items() if k != "seed"}
-    assert config_drift(stored, now) == []
-    assert config_drift(stored, {**now, "eval_episodes_interim": 5}) != []
+    other_seed = make_config("hopper-medium", "online", "cpu", {"seed": 7})
+    stored = {k: v for k, v in config_dict(odt).items() if k != "eval_episodes_interim"}
+    assert config_drift(stored, other_seed, ignore=("seed",)) == []
+    assert [line.split(":")[0] for line in config_drift(stored, other_seed)] == ["seed"]
+    changed = replace(other_seed, eval_episodes_interim=odt.eval_episodes_interim + 5)
+    assert [line.split(":")[0] for line in config_drift(stored, changed, ignore=("seed",))] == ["eval_episodes_interim"]
+
+
+def test_a_plain_dict_is_compared_as_it_is():
+    """Without a dataclass there are no defaults: a missing field is drift."""
     assert config_drift({"a": {"b": 1}}, {"a": {"b": 1}}) == []
-    assert config_drift({"a": {}}, {"a": {"b": 1}}) != []  # a dict of no known class: no defaults
+    assert config_drift({"a": {}}, {"a": {"b": 1}}) != []

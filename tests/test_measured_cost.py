@@ -115,8 +115,8 @@ def test_runs_that_start_from_shared_pretraining_are_priced_only_by_their_like(t
     _write_run(tmp_path, _spec(0, method="odt-control"), 60.0, pretraining_from="odt__x")
     timed = measured_cost.timed_runs(tmp_path, "cpu")
     control = _spec(1, method="odt-control")
-    assert measured_cost.matching(timed, control, config_dict(spec_config(control)), True)
-    assert not measured_cost.matching(timed, control, config_dict(spec_config(control)), False)
+    assert measured_cost.matching(timed, control, spec_config(control), True)
+    assert not measured_cost.matching(timed, control, spec_config(control), False)
 
 
 def test_runs_timed_on_the_cpu_that_will_run_are_preferred(tmp_path):

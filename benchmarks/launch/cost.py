@@ -200,7 +200,7 @@ def calibration(timed: dict[measured_cost.Computation, list[measured_cost.TimedR
             continue
         for t in runs:
             cfg = config_or_none(t.spec) if t.spec is not None else None
-            if cfg is None or config_drift(t.config, measured_cost.without_seed(config_dict(cfg))):
+            if cfg is None or config_drift(t.config, cfg, ignore=("seed",)):
                 continue
             try:
                 model = model_seconds(key.method, cfg, key.dataset, key.from_shared_pretraining)
@@ -256,7 +256,7 @@ def estimate(specs: Sequence[RunSpec], reuse_pretraining: bool = True,
         est.env_steps += e
         est.env_seconds += e * env_step_seconds(s.dataset)
         est.flops += f
-        same = measured_cost.matching(timed, s, config_dict(cfg), follower, cpu_model) if timed else []
+        same = measured_cost.matching(timed, s, cfg, follower, cpu_model) if timed else []
         if same:
             est.timed_runs += 1
             est.timed_seconds += measured_cost.median_core_seconds(same) * left
