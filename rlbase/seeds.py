@@ -1,4 +1,4 @@
-"""Every random stream of a run, named once.
+"""Every random stream of a run, and of the forge that makes its data, named once.
 
 A run's integer ``seed`` fans out into streams, each seeded with an integer computed here from
 the seed and a counter (the evaluation, the episode, the round), so a resumed run re-derives
@@ -18,6 +18,11 @@ SEED_STRIDE = 100_000  # room per run seed in the evaluation and exploration str
 BATCH_SEED_OFFSET = 30_000_000  # ODT's device batch generator
 SAC_EPISODE_BASE = 30_000_000  # SAC's env resets, one per episode
 SAC_SEED_STRIDE = 1_000_000
+FORGE_EPISODE_BASE = 40_000_000  # env resets of a forged locomotion dataset's episodes
+ANTMAZE_CHECK_BASE = 50_000_000  # env resets of the AntMaze controller's success check
+ANTMAZE_CHECK_STRIDE = 10_000
+ANTMAZE_FORGE_BASE = 60_000_000  # env resets of a forged AntMaze dataset's episodes
+FORGE_SEED_STRIDE = 1_000_000
 
 
 def run_seed(seed: int) -> int:
@@ -50,6 +55,21 @@ def iql_sampling_seed(seed: int) -> int:
 def random_episode_seed(seed: int, episode: int) -> int:
     """Env reset of episode ``episode`` of a random-policy dataset made with ``seed``."""
     return seed + episode
+
+
+def forge_episode_seed(seed: int, episode: int) -> int:
+    """Env reset of episode ``episode`` of a locomotion dataset forged with ``seed``."""
+    return FORGE_EPISODE_BASE + seed * FORGE_SEED_STRIDE + episode
+
+
+def antmaze_check_seed(seed: int, episode: int) -> int:
+    """Env reset of episode ``episode`` of the AntMaze controller's success check."""
+    return ANTMAZE_CHECK_BASE + seed * ANTMAZE_CHECK_STRIDE + episode
+
+
+def antmaze_forge_episode_seed(seed: int, episode: int) -> int:
+    """Env reset of episode ``episode`` of an AntMaze dataset forged with ``seed``."""
+    return ANTMAZE_FORGE_BASE + seed * FORGE_SEED_STRIDE + episode
 
 
 def evaluation_seeds(seed: int, evaluations_done: int, n: int) -> list[int]:

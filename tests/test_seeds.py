@@ -21,11 +21,14 @@ def test_each_stream_is_the_integer_the_runs_used():
     assert seeds.iql_sampling_seed(4) == 5
     assert seeds.run_seed(9) == 9
     assert seeds.random_episode_seed(5, 3) == 8
+    assert seeds.forge_episode_seed(2, 7) == 42_000_007  # the locomotion forge's episode 7, seed 2
+    assert seeds.antmaze_check_seed(3, 4) == 50_030_004
+    assert seeds.antmaze_forge_episode_seed(1, 0) == 61_000_000
 
 
-def test_no_seed_base_is_written_out_in_the_algorithms():
+def test_no_seed_base_is_written_out_in_the_algorithms_or_the_harness():
     pattern = re.compile(r"\b[1-9]0_000_000\b")
-    found = [f"{path.relative_to(REPO)}:{i}" for package in ("rlbase", "odt", "baselines")
+    found = [f"{path.relative_to(REPO)}:{i}" for package in ("rlbase", "odt", "baselines", "benchmarks")
              for path in sorted((REPO / package).rglob("*.py")) if path.name != "seeds.py"
              for i, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
     assert not found, "seed bases outside rlbase/seeds.py: " + ", ".join(found)

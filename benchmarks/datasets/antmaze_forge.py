@@ -86,6 +86,7 @@ from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_d
 from rlbase.checkpoint import CheckpointManager, atomic_write_bytes
 from rlbase.config import ConfigError, apply_overrides
 from rlbase.progress import progress_bar
+from rlbase.seeds import antmaze_check_seed, antmaze_forge_episode_seed
 from rlbase.training import StopRequested
 
 PACKAGED_POLICIES = Path(__file__).parent / "policies"
@@ -231,7 +232,7 @@ def controller_success(controller: MazeController, episodes: int, seed: int,
     reached, steps = [], []
     try:
         for k in range(episodes):
-            obs, info = env.reset(seed=50_000_000 + seed * 10_000 + k)
+            obs, info = env.reset(seed=antmaze_check_seed(seed, k))
             n = 0
             while n < episode_steps:
                 obs, _, term, _, info = env.step(controller.act(obs, env.goal, rng))
@@ -420,7 +421,7 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
         return env.sample_goal(cells[rng.integers(len(cells))])
 
     episode, t_ep = 0, 0
-    obs, _ = env.reset(seed=60_000_000 + seed * 1_000_000)
+    obs, _ = env.reset(seed=antmaze_forge_episode_seed(seed, 0))
     command = new_command(obs[:2]) if diverse else env.goal.copy()
     stats["commanded_goals"] += 1
     try:
@@ -446,7 +447,7 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
                 stats["episodes_reaching_goal"] += int(term)
                 episode += 1
                 t_ep = 0
-                obs, _ = env.reset(seed=60_000_000 + seed * 1_000_000 + episode)
+                obs, _ = env.reset(seed=antmaze_forge_episode_seed(seed, episode))
                 command = new_command(obs[:2]) if diverse else env.goal.copy()
                 stats["commanded_goals"] += 1
     finally:

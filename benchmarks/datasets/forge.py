@@ -53,6 +53,7 @@ from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, get_sp
 from rlbase.checkpoint import CheckpointManager, atomic_write_bytes
 from rlbase.config import ConfigError, apply_overrides
 from rlbase.progress import progress_bar
+from rlbase.seeds import forge_episode_seed
 from rlbase.training import StopRequested
 
 LEVELS = ("medium", "medium-replay", "random")
@@ -184,7 +185,7 @@ def collect(spec: DatasetSpec, size: int, seed: int, actor: TanhGaussianActor | 
     policy = None if actor is None else NumpyActor(actor)
     low, high = env.action_space.low, env.action_space.high
     episode = 0
-    obs, _ = env.reset(seed=40_000_000 + seed * 1_000_000)
+    obs, _ = env.reset(seed=forge_episode_seed(seed, 0))
     try:
         for t in progress_bar(range(size), desc=f"collect {spec.name}", unit="step", enabled=progress,
                               mininterval=2.0):
@@ -196,7 +197,7 @@ def collect(spec: DatasetSpec, size: int, seed: int, actor: TanhGaussianActor | 
             obs = nxt
             if term or trunc:
                 episode += 1
-                obs, _ = env.reset(seed=40_000_000 + seed * 1_000_000 + episode)
+                obs, _ = env.reset(seed=forge_episode_seed(seed, episode))
     finally:
         env.close()
     return out
