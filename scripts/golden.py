@@ -4,8 +4,8 @@ check that the code still computes it (``tests/test_golden_records.py`` runs the
 A record is one run through the harness (``benchmarks.job.run_one``: the method's config at the
 ``smoke`` preset on the CPU, the generated smoke dataset, seed 1, one torch thread): its curve
 rows (scores, returns, losses, lambda or alpha, updates, samples; clock fields left out), a
-digest and sums of its final parameters, a digest of its data, its config, and the machine that
-made it.
+digest and sums of its final parameters, its data's content digest (the loader's
+``content_sha256``), its config, and the machine that made it.
 
     python -m scripts.golden check [METHOD ...]                  # run, compare, print the distance
     python -m scripts.golden write METHOD ... --reason "why"     # (re)write records; --force to replace
@@ -117,18 +117,6 @@ def _environ(**values: str) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def data_digest(trajectories) -> str:
-    """A digest of the dataset's arrays (not of its file, whose bytes depend on the HDF5 writer)."""
-    import numpy as np
-
-    h = hashlib.sha256()
-    for name in ("observations", "actions", "rewards", "lengths", "terminated"):
-        a = np.ascontiguousarray(getattr(trajectories, name))
-        h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
 def _parameters(state: Any) -> Iterator[Any]:
     """Every float32 tensor of an agent's state outside its optimizers' states (a torch optimizer
     state dict is told by its ``state`` and ``param_groups``): weights, biases, target networks,
@@ -182,6 +170,7 @@ def run_record(method: str, workdir: Path) -> dict[str, Any]:
 
     from benchmarks import job
     from benchmarks import records as rec
+    from benchmarks.datasets.loading import content_sha256
     from benchmarks.experiments import RunSpec
     from rlbase.checkpoint import CheckpointManager
 
@@ -201,7 +190,7 @@ def run_record(method: str, workdir: Path) -> dict[str, Any]:
         record = {
             "method": method, "dataset": DATASET, "preset": PRESET, "seed": SEED,
             "made_by": machine(),
-            "data": data_digest(job.load_data(spec).trajectories),
+            "data": content_sha256(job.load_data(spec).trajectories),
             "rows": _rows(rec.read_curve(directory / rec.CURVE)),
             "parameters": parameter_summary(final.state["agent"]),
             "config": rec.read_json(directory / rec.CONFIG),
