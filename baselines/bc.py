@@ -47,7 +47,7 @@ from rlbase.presets import PRESETS, scale_bc
 from rlbase.progress import progress_bar
 from rlbase.protocol import domain_defaults, evaluation_episodes, is_antmaze, known_datasets
 from rlbase.seeds import evaluation_seeds, run_seed
-from rlbase.training import StopRequested, TrainingDiverged, resolve_device
+from rlbase.training import SafePoints, TrainingDiverged, parameters_finite, resolve_device
 from rlbase.trajectories import Trajectories
 
 EnvFactory = Callable[[], gym.Env]
@@ -151,7 +151,7 @@ class BCAgent:
         self.counters = Counters()
         self._metrics = DeviceMeans(METRICS, self.device)
         self._eval_envs = VectorEnvPool(make_env)
-        self._stop_requested = False
+        self.safe_points = SafePoints()  # the stop flag; the safe point: after an update
 
     def _action_bounds(self, obs_dim: int, act_dim: int) -> tuple[np.ndarray, np.ndarray]:
         env = self.make_env()
@@ -171,7 +171,7 @@ class BCAgent:
 
     def request_stop(self) -> None:
         """Checkpoint and raise rlbase.training.StopRequested after the current update (signal-safe)."""
-        self._stop_requested = True
+        self.safe_points.request()
 
     # ----- training ------------------------------------------------------------------------
     def sample_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -213,7 +213,7 @@ class BCAgent:
                 self._postfix(bar, self._read_metrics())
             if k.updates % c.eval_every_updates == 0 and k.updates < c.updates:
                 self._say(bar, self._eval_row(log, ends_phase=False))
-            if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
+            if SafePoints.crossed(k.updates - 1, k.updates, c.checkpoint_every_updates) or self.safe_points.requested:
                 clock.lap()
                 self._save(checkpoint)
         bar.close()
@@ -229,14 +229,15 @@ class BCAgent:
         return None
 
     def _save(self, checkpoint: Callable[[], None] | None) -> None:
-        """Checkpoint only finite losses and parameters, so the last good checkpoint stays."""
+        """A safe point: checkpoint finite state only (the last good checkpoint stays), then stop
+        if asked to."""
+        self.safe_points.save(checkpoint, self._check_finite)
+        self.safe_points.stop_if_requested(f"update {self.counters.updates}")
+
+    def _check_finite(self) -> None:
         self._read_metrics()
-        if not all(torch.isfinite(p).all() for p in self.actor.parameters()):
+        if not parameters_finite([self.actor]):
             raise TrainingDiverged(f"BC parameters became NaN or inf by update {self.counters.updates}")
-        if checkpoint is not None:
-            checkpoint()
-        if self._stop_requested:
-            raise StopRequested(f"stopped on request at update {self.counters.updates}")
 
     # ----- evaluation ----------------------------------------------------------------------
     @torch.no_grad()

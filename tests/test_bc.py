@@ -17,7 +17,7 @@ from benchmarks import run as run_cli
 from benchmarks.methods import build_agent, method_config
 from rlbase.config import ConfigError
 from rlbase.presets import CPU_IQL_OFFLINE_UPDATES
-from rlbase.training import TrainingDiverged
+from rlbase.training import StopRequested, TrainingDiverged
 
 
 def _numpy_actor(agent: BCAgent, obs: np.ndarray) -> np.ndarray:
@@ -95,6 +95,14 @@ def test_a_nan_loss_stops_bc_within_one_read_interval_and_no_checkpoint_holds_it
         assert agent.counters.updates == raised_at and checkpoints == kept
     finally:
         agent.close()
+
+
+def test_a_stop_request_checkpoints_after_the_current_update_then_raises(agent):
+    saved = []
+    agent.request_stop()
+    with pytest.raises(StopRequested, match=r"^stopped on request at update 1$"):
+        agent.pretrain(checkpoint=lambda: saved.append(agent.counters.updates))
+    assert saved == [1] and agent.counters.updates == 1
 
 
 def test_settings_are_corls_at_each_preset():
