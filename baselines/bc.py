@@ -20,13 +20,16 @@ step of every trajectory that ended by timeout (it has no next observation, whic
 use); here every (state, action) step is a training pair, and the state statistics are over
 every step. That is one step in a thousand on the locomotion files.
 
+An update reads nothing back from the device: its loss is summed there (baselines/metrics.py)
+and the loop reads the sum every ``READ_EVERY_UPDATES`` updates and at every evaluation and
+checkpoint, where a NaN or inf loss raises ``TrainingDiverged``.
+
 Resume is exact: ``state_dict`` holds the actor, its optimiser, the sampling RNG and counters;
 the standardisation is recomputed from the dataset. ``finetune`` is a no-op.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +38,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from baselines.metrics import READ_EVERY_UPDATES, DeviceMeans, read_metrics
 from baselines.nets import DeterministicActor
 from rlbase.clock import Stopwatch
 from rlbase.config import ConfigError, apply_overrides, is_rate, is_size
@@ -43,12 +47,13 @@ from rlbase.presets import PRESETS, scale_bc
 from rlbase.progress import progress_bar
 from rlbase.protocol import domain_defaults, evaluation_episodes, is_antmaze, known_datasets
 from rlbase.seeds import evaluation_seeds, run_seed
-from rlbase.training import RunningMeans, StopRequested, TrainingDiverged, resolve_device
+from rlbase.training import SafePoints, TrainingDiverged, parameters_finite, resolve_device
 from rlbase.trajectories import Trajectories
 
 EnvFactory = Callable[[], gym.Env]
 ScoreFn = Callable[[np.ndarray], np.ndarray]
 Logger = Callable[[dict], None]
+METRICS = ("bc_loss",)
 
 
 # --------------------------------------------------------------------------------------------
@@ -144,9 +149,9 @@ class BCAgent:
         self.observations = self._inputs(torch.as_tensor(dataset.observations, device=self.device))
         self.actions = torch.as_tensor(dataset.actions, device=self.device)
         self.counters = Counters()
-        self._running = RunningMeans()
+        self._metrics = DeviceMeans(METRICS, self.device)
         self._eval_envs = VectorEnvPool(make_env)
-        self._stop_requested = False
+        self.safe_points = SafePoints()  # the stop flag; the safe point: after an update
 
     def _action_bounds(self, obs_dim: int, act_dim: int) -> tuple[np.ndarray, np.ndarray]:
         env = self.make_env()
@@ -166,25 +171,33 @@ class BCAgent:
 
     def request_stop(self) -> None:
         """Checkpoint and raise rlbase.training.StopRequested after the current update (signal-safe)."""
-        self._stop_requested = True
+        self.safe_points.request()
 
     # ----- training ------------------------------------------------------------------------
     def sample_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
         idx = torch.from_numpy(self.rng.integers(0, len(self.actions), size=self.cfg.batch_size)).to(self.device)
         return self.observations[idx], self.actions[idx]
 
-    def update(self, obs: torch.Tensor, act: torch.Tensor) -> float:
-        """One Adam step on the MSE of a batch of (standardised) observations and actions."""
+    def step(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """One Adam step on the MSE of a batch of (standardised) observations and actions, with
+        no host read: the loss stays on the device, summed for the next logged row."""
         loss = bc_loss(self.actor(obs), act)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         self.opt.step()
-        value = loss.item()
-        if not math.isfinite(value):
-            raise TrainingDiverged(f"BC loss {value} at update {self.counters.updates}")
         self.counters.updates += 1
-        self._running.add({"bc_loss": value})
-        return value
+        self._metrics.add({"bc_loss": loss})
+        return loss.detach()
+
+    def update(self, obs: torch.Tensor, act: torch.Tensor) -> float:
+        """``step``, then its loss as a float (one host read; TrainingDiverged if it is NaN or
+        inf): for scripts and tests that want a float after every update."""
+        return read_metrics({"bc_loss": self.step(obs, act)}, "BC", self.counters.updates - 1)["bc_loss"]
+
+    def _read_metrics(self) -> dict[str, float]:
+        """The loss's mean since the last logged row (one host read); raises TrainingDiverged
+        when a loss since then was NaN or inf."""
+        return self._metrics.means("BC", self.counters.updates)
 
     def pretrain(self, log: Logger | None = None, checkpoint: Callable[[], None] | None = None) -> dict | None:
         c, k = self.cfg, self.counters
@@ -194,13 +207,13 @@ class BCAgent:
                            enabled=self.progress, mininterval=1.0)
         clock = Stopwatch(k)
         while k.updates < c.updates:
-            loss = self.update(*self.sample_batch())
+            self.step(*self.sample_batch())
             bar.update(1)
-            if k.updates % 100 == 0:
-                bar.set_postfix(loss=f"{loss:.4f}")
+            if k.updates % READ_EVERY_UPDATES == 0:  # the logging interval: one host read
+                self._postfix(bar, self._read_metrics())
             if k.updates % c.eval_every_updates == 0 and k.updates < c.updates:
                 self._say(bar, self._eval_row(log, ends_phase=False))
-            if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
+            if SafePoints.crossed(k.updates - 1, k.updates, c.checkpoint_every_updates) or self.safe_points.requested:
                 clock.lap()
                 self._save(checkpoint)
         bar.close()
@@ -216,12 +229,15 @@ class BCAgent:
         return None
 
     def _save(self, checkpoint: Callable[[], None] | None) -> None:
-        if not all(torch.isfinite(p).all() for p in self.actor.parameters()):
+        """A safe point: checkpoint finite state only (the last good checkpoint stays), then stop
+        if asked to."""
+        self.safe_points.save(checkpoint, self._check_finite)
+        self.safe_points.stop_if_requested(f"update {self.counters.updates}")
+
+    def _check_finite(self) -> None:
+        self._read_metrics()
+        if not parameters_finite([self.actor]):
             raise TrainingDiverged(f"BC parameters became NaN or inf by update {self.counters.updates}")
-        if checkpoint is not None:
-            checkpoint()
-        if self._stop_requested:
-            raise StopRequested(f"stopped on request at update {self.counters.updates}")
 
     # ----- evaluation ----------------------------------------------------------------------
     @torch.no_grad()
@@ -240,10 +256,14 @@ class BCAgent:
         c, k = self.cfg, self.counters
         episodes = evaluation_episodes(c.eval_episodes, c.eval_episodes_interim, ends_phase)
         row = {"phase": "pretrain", "updates": k.updates, "online_samples": 0,
-               **self._running.pop(), **self.evaluate(episodes)}
+               **self._metrics.pop("BC", k.updates), **self.evaluate(episodes)}
         if log is not None:
             log(row)
         return row
+
+    def _postfix(self, bar, means: dict[str, float]) -> None:
+        if "bc_loss" in means:
+            bar.set_postfix(loss=f"{means['bc_loss']:.4f}")
 
     def _say(self, bar, row: dict) -> None:
         if self.progress:
@@ -256,7 +276,7 @@ class BCAgent:
         return {
             "actor": self.actor.state_dict(), "opt": self.opt.state_dict(),
             "counters": dict(vars(self.counters)),
-            "running": {"sums": dict(self._running.sums), "count": self._running.count},
+            "running": self._metrics.state_dict(),
             "rng_numpy": self.rng.bit_generator.state, "rng_torch": torch.get_rng_state(),
         }
 
@@ -264,7 +284,7 @@ class BCAgent:
         self.actor.load_state_dict(state["actor"])
         self.opt.load_state_dict(state["opt"])
         self.counters = Counters(**state["counters"])
-        self._running = RunningMeans(dict(state["running"]["sums"]), state["running"]["count"])
+        self._metrics.load_state_dict(state["running"])
         self.rng.bit_generator.state = state["rng_numpy"]
         torch.set_rng_state(state["rng_torch"])
 

@@ -55,7 +55,7 @@ from rlbase.presets import PRESETS, scale_iql
 from rlbase.progress import ProgressBar, progress_bar
 from rlbase.protocol import domain_defaults, evaluation_episodes, is_antmaze, known_datasets
 from rlbase.seeds import evaluation_seeds, exploration_seed, iql_sampling_seed, run_seed
-from rlbase.training import StopRequested, TrainingDiverged, resolve_device
+from rlbase.training import SafePoints, TrainingDiverged, parameters_finite, resolve_device
 from rlbase.trajectories import DatasetError, Trajectories
 
 METRICS = ("value_loss", "actor_loss", "q_loss", "advantage_mean", "weight_mean", "v_mean")  # per update
@@ -324,7 +324,7 @@ class IQLAgent:
         self._last_read: dict[str, float] = {}  # the latest means read, for the progress bar
         self._eval_envs = VectorEnvPool(make_env)
         self._env: gym.Env | None = None
-        self._stop_requested = False
+        self.safe_points = SafePoints()  # the stop flag; safe points: after an update, after an episode
 
     def _check_env_shapes(self, obs_dim: int, act_dim: int) -> None:
         env = self.make_env()
@@ -340,18 +340,18 @@ class IQLAgent:
         """Ask the running phase to checkpoint and raise rlbase.training.StopRequested at its next
         safe point (after the current update offline, at the end of the current episode
         online). Safe to call from a signal handler."""
-        self._stop_requested = True
+        self.safe_points.request()
 
     def _save(self, checkpoint: Callable[[], None] | None) -> None:
-        """Checkpoint only finite losses and parameters, so the last good checkpoint stays."""
+        """A safe point: checkpoint finite state only (the last good checkpoint stays), then stop
+        if asked to."""
+        self.safe_points.save(checkpoint, self._check_finite)
+        self.safe_points.stop_if_requested(f"update {self.counters.updates}")
+
+    def _check_finite(self) -> None:
         self._read_metrics()
-        for net in (self.actor, self.critic, self.value):
-            if not all(torch.isfinite(p).all() for p in net.parameters()):
-                raise TrainingDiverged(f"IQL parameters became NaN or inf by update {self.counters.updates}")
-        if checkpoint is not None:
-            checkpoint()
-        if self._stop_requested:
-            raise StopRequested(f"stopped on request at update {self.counters.updates}")
+        if not parameters_finite((self.actor, self.critic, self.value)):
+            raise TrainingDiverged(f"IQL parameters became NaN or inf by update {self.counters.updates}")
 
     def _inputs(self, obs: torch.Tensor) -> torch.Tensor:
         """What the networks see of an observation: itself, or standardised when normalising."""
@@ -488,7 +488,7 @@ class IQLAgent:
                 self._postfix(bar, **self._read_metrics())
             if k.updates % c.eval_every_updates == 0 and k.updates < c.offline_updates:
                 self._say(bar, self._eval_row("pretrain", log, ends_phase=False))
-            if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
+            if SafePoints.crossed(k.updates - 1, k.updates, c.checkpoint_every_updates) or self.safe_points.requested:
                 clock.lap()
                 self._save(checkpoint)
         bar.close()
@@ -539,8 +539,7 @@ class IQLAgent:
                 obs = None
                 k.episodes += 1
                 self._postfix(bar, ret=ep_return, **self._last_read)
-                every = c.checkpoint_every_updates
-                if ep_start // every != k.online_samples // every or self._stop_requested:
+                if SafePoints.crossed(ep_start, k.online_samples, c.checkpoint_every_updates) or self.safe_points.requested:
                     clock.lap()
                     self._save(checkpoint)
         clock.lap()

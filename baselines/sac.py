@@ -40,7 +40,7 @@ from rlbase.envs import VectorEnvPool, run_policy_episodes, summarize_returns
 from rlbase.presets import PRESETS, scale_sac
 from rlbase.progress import progress_bar
 from rlbase.seeds import evaluation_seeds, run_seed, sac_episode_seed
-from rlbase.training import StopRequested, TrainingDiverged
+from rlbase.training import SafePoints, TrainingDiverged, parameters_finite
 
 Logger = Callable[[dict], None]
 METRICS = ("critic_loss", "actor_loss", "alpha", "entropy", "q_mean")  # per update, summed on the device
@@ -215,7 +215,7 @@ class SACAgent:
         self._obs: np.ndarray | None = None  # observation of the episode in progress
         self._ep_return = 0.0
         self._eval_envs = VectorEnvPool(make_env)
-        self._stop_requested = False
+        self.safe_points = SafePoints()  # the stop flag; the safe point: the end of an episode
 
     @property
     def alpha(self) -> float:
@@ -223,7 +223,7 @@ class SACAgent:
 
     def request_stop(self) -> None:
         """Checkpoint and raise StopRequested when the current episode ends (signal-handler safe)."""
-        self._stop_requested = True
+        self.safe_points.request()
 
     # ----- one gradient update ------------------------------------------------------------
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
@@ -342,13 +342,13 @@ class SACAgent:
                     bar.write(_describe(row))
                 if stop_when is not None and stop_when(row):
                     break
-            if ended and (k.online_samples - last_ckpt >= c.checkpoint_every or self._stop_requested):
+            if ended and (k.online_samples - last_ckpt >= c.checkpoint_every or self.safe_points.requested):
                 clock.lap()
                 self._save(checkpoint)
                 last_ckpt = k.online_samples
-                if self._stop_requested:
+                if self.safe_points.requested:
                     bar.close()
-                    raise StopRequested(f"stopped on request at step {k.online_samples}")
+                    self.safe_points.stop_if_requested(f"step {k.online_samples}")
         clock.lap()
         bar.close()
         if k.online_samples >= c.online_samples and last_ckpt != k.online_samples:
@@ -356,13 +356,14 @@ class SACAgent:
         return row
 
     def _save(self, checkpoint: Callable[[], None] | None) -> None:
+        """Checkpoint finite state only, so the last good checkpoint stays."""
+        self.safe_points.save(checkpoint, self._check_finite)
+
+    def _check_finite(self) -> None:
         self._read_metrics()
-        for net in (self.actor, self.critic):
-            if not all(torch.isfinite(p).all() for p in net.parameters()):
-                raise TrainingDiverged(f"SAC parameters became NaN or inf by update {self.counters.updates}; "
-                                       "the last good checkpoint is kept")
-        if checkpoint is not None:
-            checkpoint()
+        if not parameters_finite((self.actor, self.critic)):
+            raise TrainingDiverged(f"SAC parameters became NaN or inf by update {self.counters.updates}; "
+                                   "the last good checkpoint is kept")
 
     def _eval_row(self, log: Logger | None) -> dict:
         k = self.counters

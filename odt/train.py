@@ -36,7 +36,7 @@ from rlbase.protocol import evaluation_episodes
 from rlbase.seeds import device_batch_seed, evaluation_seeds, exploration_seed, run_seed
 from rlbase.training import (
     RunningMeans,
-    StopRequested,
+    SafePoints,
     TrainingDiverged,
     read_floats,
     resolve_device,
@@ -93,7 +93,7 @@ class ODTTrainer:
         self.counters = Counters()
         self._running = RunningMeans()
         self._envs = VectorEnvPool(make_env)
-        self._stop_requested = False
+        self.safe_points = SafePoints()  # the stop flag; safe points: after an update, after a round
 
     # ----- construction helpers ----------------------------------------------------------
     def _check_env_shapes(self) -> None:
@@ -143,21 +143,20 @@ class ODTTrainer:
         """Ask the running phase to checkpoint and raise StopRequested at its next safe
         point (after the current update while pretraining, after the current round online).
         Safe to call from a signal handler."""
-        self._stop_requested = True
+        self.safe_points.request()
 
     def _save(self, checkpoint: Callable[[], None] | None) -> None:
         """Checkpoint only a model whose losses and parameters are finite, so the last good one stays."""
+        self.safe_points.save(checkpoint, self._check_state_finite)
+
+    def _check_state_finite(self) -> None:
         self.check_finite()
         if not self.learner.parameters_finite():
             raise TrainingDiverged(f"parameters became NaN or inf by update {self.counters.updates}; "
                                    "the last good checkpoint is kept")
-        if checkpoint is not None:
-            checkpoint()
 
-    def _safe_point(self, checkpoint: Callable[[], None] | None) -> None:
-        if self._stop_requested:
-            self._save(checkpoint)
-            raise StopRequested(f"stopped on request at update {self.counters.updates}")
+    def _stop_if_requested(self) -> None:
+        self.safe_points.stop_if_requested(f"update {self.counters.updates}")
 
     # ----- one gradient update (Algorithm 2, lines 3-8) ----------------------------------
     def batch_tensors(self, buffer: TrajectoryBuffer) -> dict[str, torch.Tensor]:
@@ -258,10 +257,10 @@ class ODTTrainer:
             if k.updates % c.eval_every_updates == 0 and k.updates < c.pretrain_updates:
                 row = self._eval_row("pretrain", log, ends_phase=False)
                 self._say(bar, row)
-            if k.updates % c.checkpoint_every_updates == 0 or self._stop_requested:
+            if SafePoints.crossed(k.updates - 1, k.updates, c.checkpoint_every_updates) or self.safe_points.requested:
                 clock.lap()
                 self._save(checkpoint)
-                self._safe_point(checkpoint=None)
+                self._stop_if_requested()
         bar.close()
         row = self._eval_row("pretrain", log)
         self._say(bar, row)
@@ -272,7 +271,7 @@ class ODTTrainer:
         self.buffer = TrajectoryBuffer.from_offline(self.dataset, c.online.buffer_size,
                                                     c.online.buffer_init, self.rng)
         self._save(checkpoint)
-        self._safe_point(checkpoint=None)
+        self._stop_if_requested()
         return row
 
     # ----- Algorithm 1: the online loop --------------------------------------------------
@@ -343,11 +342,10 @@ class ODTTrainer:
                                      exploration_return=float(explored.returns[0]))
                 self._say(bar, row)
             clock.lap()
-            every = c.checkpoint_every_updates
-            crossed = k.updates // every > (k.updates - c.online.updates_per_round) // every
-            if crossed or self._stop_requested or done:
+            crossed = SafePoints.crossed(k.updates - c.online.updates_per_round, k.updates, c.checkpoint_every_updates)
+            if crossed or self.safe_points.requested or done:
                 self._save(checkpoint)
-            self._safe_point(checkpoint=None)
+            self._stop_if_requested()
         bar.close()
         return row
 

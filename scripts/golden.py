@@ -44,6 +44,7 @@ METHODS = (
     "dt",
     "iql",
     "sac",
+    "bc",
 )
 DATASET, PRESET, SEED, THREADS = "hopper-medium", "smoke", 1, 1
 # The global RNGs are set to this before each run: a run must not depend on them, and a seed

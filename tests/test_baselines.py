@@ -551,7 +551,7 @@ def test_iql_stop_request_checkpoints_at_the_next_safe_point_then_raises(hopper_
             agent.pretrain(checkpoint=lambda: saved.append(agent.state_dict()))
         assert agent.counters.updates == 1 and [s["counters"]["updates"] for s in saved] == [1]
 
-        agent._stop_requested = False
+        agent.safe_points.requested = False
         agent.pretrain()
         agent.request_stop()  # online: at the end of the current episode
         with pytest.raises(StopRequested):

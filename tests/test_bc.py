@@ -12,10 +12,12 @@ import torch
 from conftest import make_hopper
 
 from baselines.bc import BCAgent, bc_config
+from baselines.metrics import READ_EVERY_UPDATES
 from benchmarks import run as run_cli
 from benchmarks.methods import build_agent, method_config
 from rlbase.config import ConfigError
 from rlbase.presets import CPU_IQL_OFFLINE_UPDATES
+from rlbase.training import StopRequested, TrainingDiverged
 
 
 def _numpy_actor(agent: BCAgent, obs: np.ndarray) -> np.ndarray:
@@ -64,6 +66,43 @@ def test_a_few_updates_lower_the_loss_on_a_fixed_batch(agent):
     assert all(b < a for a, b in zip(losses, losses[1:])), losses  # Adam at 3e-4: small, steady steps
     assert losses[-1] < 0.95 * losses[0], losses
     assert agent.counters.updates == 20
+
+
+def test_update_names_a_divergence_at_its_update(agent):
+    agent.update(*agent.sample_batch())
+    obs, act = agent.sample_batch()
+    with pytest.raises(TrainingDiverged, match=r"BC losses \{'bc_loss': nan\} at update 1"):
+        agent.update(obs, torch.full_like(act, float("nan")))
+
+
+@pytest.mark.parametrize("every, raised_at, kept", [(5, 10, [5]), (1000, READ_EVERY_UPDATES, [])])
+def test_a_nan_loss_stops_bc_within_one_read_interval_and_no_checkpoint_holds_it(hopper_random, every, raised_at, kept):
+    """The loop reads its loss every READ_EVERY_UPDATES updates and before every checkpoint, not
+    every update: a NaN loss from update 7 on raises TrainingDiverged at whichever comes first."""
+    cfg = bc_config("hopper-medium", "smoke", 0, {"updates": 3 * READ_EVERY_UPDATES, "eval_every_updates": 1000,
+                                                   "checkpoint_every_updates": every})
+    agent = BCAgent(cfg, hopper_random, make_hopper, progress=False)
+    sample, checkpoints = agent.sample_batch, []
+
+    def poisoned():
+        obs, act = sample()
+        return (obs, torch.full_like(act, float("nan"))) if agent.counters.updates >= 7 else (obs, act)
+
+    agent.sample_batch = poisoned
+    try:
+        with pytest.raises(TrainingDiverged, match="BC losses"):
+            agent.pretrain(checkpoint=lambda: checkpoints.append(agent.counters.updates))
+        assert agent.counters.updates == raised_at and checkpoints == kept
+    finally:
+        agent.close()
+
+
+def test_a_stop_request_checkpoints_after_the_current_update_then_raises(agent):
+    saved = []
+    agent.request_stop()
+    with pytest.raises(StopRequested, match=r"^stopped on request at update 1$"):
+        agent.pretrain(checkpoint=lambda: saved.append(agent.counters.updates))
+    assert saved == [1] and agent.counters.updates == 1
 
 
 def test_settings_are_corls_at_each_preset():

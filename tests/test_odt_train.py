@@ -209,7 +209,7 @@ def test_stop_request_checkpoints_then_raises_and_resume_matches(hopper_random, 
     def save():
         saves.append(trainer.counters.updates)
         manager.save(trainer.state_dict(), trainer.counters.updates)
-        if trainer.counters.rounds >= 2 and not trainer._stop_requested:
+        if trainer.counters.rounds >= 2 and not trainer.safe_points.requested:
             trainer.request_stop()  # as a SIGTERM handler would, mid-way through the online phase
 
     trainer.pretrain(checkpoint=save)
