@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from benchmarks.datasets.d4rl_stats import (
+    NOT_IN_CARD,
     NOT_PUBLISHED,
     PUBLISHED,
+    Convention,
     D4RLStats,
     Published,
+    antmaze_generated_values,
     comparison_markdown,
     difference,
     generated_values,
     published_stats,
 )
+
+LOCOMOTION = {f"{f}-{lvl}-v2" for f in ("hopper", "walker2d", "halfcheetah", "ant")
+              for lvl in ("medium", "medium-replay")}
+ANTMAZE = {"antmaze-umaze-v2", "antmaze-umaze-diverse-v2"}
+CARDS = Path(__file__).resolve().parents[1] / "paper_tables" / "datasets"
 
 # A small card of the shape the forge writes; only the keys the comparison reads matter.
 CARD = {
@@ -74,14 +83,14 @@ def test_difference_reads_as_count_or_points():
     assert difference(None, 1.0, "score") == difference(1.0, None, "count") == "-"
 
 
-def test_the_table_covers_table1_locomotion_and_every_number_has_a_source():
-    names = {f"{f}-{lvl}-v2" for f in ("hopper", "walker2d", "halfcheetah", "ant")
-             for lvl in ("medium", "medium-replay")}
-    assert set(PUBLISHED) == names
+def test_the_table_covers_table1_and_every_number_has_a_source():
+    assert set(PUBLISHED) == LOCOMOTION | ANTMAZE
     for name, row in PUBLISHED.items():
         assert published_stats(name) is row
+        assert row.maze == (name in ANTMAZE)
         for key in ("transitions", "episodes", "normalized_return_mean", "normalized_return_min",
-                    "normalized_return_max"):
+                    "normalized_return_max", "reward_one_steps", "terminal_steps", "timeout_steps",
+                    "collection_episode_steps"):
             pub = getattr(row, key)
             assert pub is None or (pub.source.strip() and pub.value >= 0)
         if row.transitions is not None:
@@ -116,7 +125,81 @@ def test_rewriting_a_card_that_does_not_exist_fails_cleanly(tmp_path, capsys):
     assert "no card at" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", sorted(PUBLISHED))
-def test_every_recorded_dataset_renders(name):
+@pytest.mark.parametrize("name", sorted(LOCOMOTION))
+def test_every_recorded_locomotion_dataset_renders_the_five_rows_only(name):
     lines = comparison_markdown({**CARD, "d4rl_equivalent": name}, published_stats(name))
     assert lines[0] == f"## Compared with D4RL's {name}" and len(lines) == 2 + 2 + 5
+
+
+# ----- AntMaze --------------------------------------------------------------------------------
+# A toy AntMaze card: 8 complete trajectories with 0/1 returns of mean 0.25 (2 reached the goal).
+MAZE_CARD = {**CARD, "d4rl_equivalent": "toy-maze-v2", "trajectories": 8, "unfinished_tail_steps": 0,
+             "terminated_trajectories": 2, "timeout_trajectories": 6,
+             "returns": {"min": 0.0, "mean": 0.25, "max": 1.0}, "antmaze_config": {"episode_steps": 700}}
+MAZE = D4RLStats(name="toy-maze-v2", maze=True, episodes=Published(40, "source B"),
+                 collection_episode_steps=Published(1000, "source D"),
+                 conventions=(Convention("episode end", "at the time limit", "source E", "at the goal"),
+                              Convention("reward 1", "every step near the goal", "source F", "one step")))
+
+
+def test_antmaze_rows_put_published_conventions_beside_the_cards_counts():
+    lines = comparison_markdown(MAZE_CARD, MAZE)
+    # 8 trajectories x mean return 0.25 = 2 steps of reward 1 (rewards are 0 or 1)
+    assert _row(lines, "steps with reward 1")[1:] == [NOT_PUBLISHED, "2", "-", "no source found"]
+    assert _row(lines, "steps flagged terminal")[1:3] == [NOT_PUBLISHED, "2"]
+    assert _row(lines, "steps flagged timeout")[1:3] == [NOT_PUBLISHED, "6"]
+    assert _row(lines, "time limit of a data-collection episode")[1:] == [
+        "1000", "700", "-300 (0.70x)", "source D"]
+    assert _row(lines, "episodes")[1:3] == ["40", "8"]  # no tail: the trajectories alone
+
+
+def test_an_antmaze_count_the_card_lacks_says_so():
+    card = {k: v for k, v in MAZE_CARD.items() if k not in ("antmaze_config", "timeout_trajectories")}
+    assert antmaze_generated_values(card)["collection_episode_steps"] is None
+    lines = comparison_markdown(card, MAZE)
+    assert _row(lines, "time limit of a data-collection episode")[1:4] == ["1000", NOT_IN_CARD, "-"]
+    assert _row(lines, "steps flagged timeout")[2] == NOT_IN_CARD
+    assert antmaze_generated_values({}) == dict.fromkeys(
+        ("reward_one_steps", "terminal_steps", "timeout_steps", "collection_episode_steps"))
+
+
+def test_conventions_table_lists_each_convention_with_its_source():
+    lines = comparison_markdown(MAZE_CARD, MAZE)
+    start = lines.index("### How toy-maze-v2 and the generated file were made (conventions, not numbers)")
+    table = lines[start + 2:]
+    assert table[0] == "| what | D4RL's toy-maze-v2 | generated | D4RL source |"
+    assert table[2:] == ["| episode end | at the time limit | at the goal | source E |",
+                         "| reward 1 | every step near the goal | one step | source F |"]
+    # a locomotion dataset has neither the AntMaze rows nor a conventions table
+    plain = comparison_markdown(CARD, STATS)
+    assert not any(line.startswith("###") or "steps flagged" in line for line in plain)
+
+
+@pytest.mark.parametrize("name", sorted(ANTMAZE))
+def test_antmaze_records_say_where_each_fact_was_published(name):
+    row = published_stats(name)
+    assert row.maze and row.transitions.value == 1_000_000
+    assert row.collection_episode_steps.value == 1000
+    assert "d4rl_antmaze" in row.episodes.source and "tensorflow" in row.episodes.source
+    # no source gives these counts for D4RL's files: they stay unpublished, not estimated
+    assert row.reward_one_steps is None and row.terminal_steps is None and row.timeout_steps is None
+    topics = [c.topic for c in row.conventions]
+    assert len(set(topics)) == len(topics) >= 5
+    for c in row.conventions:
+        assert "https://" in c.source and c.d4rl.strip() and c.generated.strip()
+    lines = comparison_markdown({**CARD, "d4rl_equivalent": name}, row)
+    assert len(lines) == 2 + 2 + 5 + 4 + 5 + len(row.conventions)
+
+
+def test_tfds_counts_of_the_two_umaze_files_are_recorded():
+    assert published_stats("antmaze-umaze-v2").episodes.value == 10154
+    assert published_stats("antmaze-umaze-diverse-v2").episodes.value == 1036
+
+
+@pytest.mark.parametrize("name", ["antmaze-umaze", "antmaze-umaze-diverse"])
+def test_committed_antmaze_cards_carry_the_comparison_of_their_json(name):
+    card = json.loads((CARDS / f"{name}.card.json").read_text())
+    text = (CARDS / f"{name}.card.md").read_text()
+    section = comparison_markdown(card, published_stats(card["d4rl_equivalent"]))
+    assert "\n".join(section) in text
+    assert _row(section, "steps flagged terminal")[2] == str(card["terminated_trajectories"])
