@@ -55,6 +55,9 @@ Experiments (paper section in brackets):
   online-dt code (method ``official-odt``, ``benchmarks/official/``) with the config of
   ``table1``'s ``odt`` cells, on the same generated data and environment, seeds 0-9: its set of
   scores against ours. Needs ``ODT_OFFICIAL_SRC`` (``docs/official-odt.md``).
+* ``official_more`` and ``official_replay`` (the same protocol's amendments): seeds 10-19 of both
+  arms on hopper-medium; both arms on hopper-medium-replay, seeds 0-4, on a data file both share
+  (a new one, not Table 1's), the row the comparison reads from this experiment only.
 * ``online_200k`` (``PROTOCOL-online-200k-cpu.md``; not in the paper): at preset ``cpu-200k``
   (the paper's 200k online samples), ODT against ``odt-control-matched`` (no new data, as many
   online updates as its ODT twin) on hopper-medium, seeds 0-9, and IQL, seeds 0-4
@@ -393,6 +396,10 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("official_more", "PROTOCOL-official-cpu.md, amendment of 2026-12-04: 10 more seeds (10-19) of both "
                "arms on hopper-medium, after the registered reading at 10 seeds was inconclusive (needs ODT_OFFICIAL_SRC)",
                10, ("hopper-medium",), ("odt", "official-odt"), first_seed=10),
+    Experiment("official_replay", "PROTOCOL-official-cpu.md, amendment of 2026-12-06: both arms on hopper-medium-replay, "
+               "seeds 0-4, on a new file both share (Table 1's file cannot be remade on other CPU models; needs "
+               "ODT_OFFICIAL_SRC)",
+               5, ("hopper-medium-replay",), ("odt", "official-odt")),
     Experiment("offline_length", "Protocol PROTOCOL-offline-length-cpu.md: ODT's offline protocol trained as many "
                "updates as ODT's pretraining (walker2d, ant: the cpu preset's 5000, not 2500)",
                5, OFFLINE_LENGTH_DATASETS, ("odt-offline",), variants=_offline_length_variants),

@@ -252,22 +252,64 @@ def cell_origins(runs: pd.DataFrame) -> list[list[str]]:
 
 
 OFFICIAL_ROWS = ("hopper-medium", "hopper-medium-replay", "walker2d-medium")
+# rows whose official runs come from the experiment official_replay, on another data file than
+# Table 1's (PROTOCOL-official-cpu.md, amendment of 2026-12-06)
+REPLAY_EXPERIMENT, REPLAY_ROWS = "official_replay", ("hopper-medium-replay",)
+OTHER_FILE = "†"
 
 
-def official_section(runs: pd.DataFrame, official: pd.DataFrame | None, preset: str) -> str:
+def _with_n(c: Cell) -> str:
+    return _fmt(c, False, None) + (f" (n={c.n})" if c.present else "")
+
+
+def _replayed(replay: pd.DataFrame | None, dataset: str) -> bool:
+    """Whether ``dataset``'s official cells come from ``replay`` (it has a complete official run)."""
+    return (replay is not None and dataset in REPLAY_ROWS and not replay.empty
+            and ((replay.method == "official-odt") & (replay.dataset == dataset)
+                 & (replay.status == "complete")).any())
+
+
+def other_file_note(runs: pd.DataFrame, replay: pd.DataFrame, dataset: str, budget: str) -> str:
+    """The note under a row whose official cells ran on another file than its ``odt`` cells: both
+    files' content prefixes, and our ODT on the official cells' file."""
+    def files(frame: pd.DataFrame, method: str) -> str:
+        cell = frame[(frame.method == method) & (frame.dataset == dataset) & (frame.status == "complete")]
+        if cell.empty:
+            return "none complete"
+        return agg.tally(cell["data_file"] if "data_file" in cell else pd.Series([None] * len(cell)))
+    there = [_with_n(measure(replay, "odt", dataset, v)) for v in ("offline_score", "final_score")]
+    return (f"{OTHER_FILE} {dataset}: the official cells ran on another data file (content "
+            f"{files(replay, 'official-odt')}, experiment `{REPLAY_EXPERIMENT}`) than the row's ODT cells "
+            f"(content {files(runs, 'odt')}): not comparable across the row. Our ODT on the official "
+            f"cells' file: {there[0]} pretrained, {there[1]} after {budget}.")
+
+
+def official_section(runs: pd.DataFrame, official: pd.DataFrame | None, preset: str,
+                     replay: pd.DataFrame | None = None) -> str:
     """Our ``odt`` beside the unmodified official code (``official-odt``, experiment ``official``)
-    on the same rows, seeds and config: end of pretraining and after the online budget. Empty
+    on the same rows, seeds and config: end of pretraining and after the online budget. A row of
+    ``REPLAY_ROWS`` takes its official cells from ``replay`` (experiment ``official_replay``) when
+    that has a complete run, marked and explained: another data file than its ``odt`` cells. Empty
     when there is no complete official run."""
-    if official is None or official.empty or not (official.status == "complete").any():
+    sources = [f for f in (official, replay) if f is not None and not f.empty]
+    if not any((f.status == "complete").any() for f in sources):
         return ""
     budget = online_budget_label(preset)
-    both = pd.concat([runs, official], ignore_index=True)
-    rows = []
+    rows, notes = [], []
     for d in OFFICIAL_ROWS:
-        cells = [measure(both, m, d, v) for v in ("offline_score", "final_score") for m in ("odt", "official-odt")]
+        theirs = replay if _replayed(replay, d) else official
+        if theirs is None:
+            continue
+        ours_cells, their_cells = ([measure(f, m, d, v) for v in ("offline_score", "final_score")]
+                                   for f, m in ((runs, "odt"), (theirs, "official-odt")))
+        if not any(c.present for c in their_cells):
+            continue
+        mark = OTHER_FILE if theirs is replay else ""
         # order: ours and official at the end of pretraining, then ours and official after the budget
-        if cells[1].present or cells[3].present:
-            rows.append([d] + [_fmt(c, False, None) + (f" (n={c.n})" if c.present else "") for c in cells])
+        rows.append([d, _with_n(ours_cells[0]), _with_n(their_cells[0]) + mark,
+                     _with_n(ours_cells[1]), _with_n(their_cells[1]) + mark])
+        if mark:
+            notes.append(other_file_note(runs, replay, d, budget))
     header = ["dataset", "ODT (pretrained)", "official ODT (pretrained)", f"ODT ({budget})", f"official ODT ({budget})"]
     return "\n".join([
         "## Beside the official code\n",
@@ -276,11 +318,12 @@ def official_section(runs: pd.DataFrame, official: pd.DataFrame | None, preset: 
         "environment: mean ± population std over each cell's complete runs (n). The "
         "registered comparison and its verdict: `paper_tables/official_cpu.md` "
         "(`PROTOCOL-official-cpu.md`).\n",
-        _render(header, rows, False, "")])
+        _render(header, rows, False, ""), *[n + "\n" for n in notes]])
 
 
 def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 2000,
-                summary: dict | None = None, official: pd.DataFrame | None = None) -> str:
+                summary: dict | None = None, official: pd.DataFrame | None = None,
+                replay: pd.DataFrame | None = None) -> str:
     cells = table1_cells(runs)
     sums = block_sums(cells)
     seeds = _expected_seeds(runs)
@@ -325,7 +368,7 @@ def table1_text(runs: pd.DataFrame, preset: str, tex: bool = False, reps: int = 
     notes = "\n".join(f"- {n}" for n in ref.get("notes", []))
     return "\n".join([
         f"# Table 1 (preset `{preset}`)\n", cap + "\n", _render(header, ours, False, cap),
-        *([section] if (section := official_section(runs, official, preset)) else []),
+        *([section] if (section := official_section(runs, official, preset, replay)) else []),
         "## The paper's Table 1\n", ref_cap + "\n", _render(paper_header, paper, False, ref_cap), notes + "\n",
         "## Ours minus the paper's\n", _render(header, diff, False, diff_cap),
         f"## Online samples actually used (budget {budget})\n",
@@ -576,8 +619,9 @@ def write_experiment_tables(experiment: str, root: Path | str, preset: str,
     if experiment == "table1":
         summary = table1_rliable(runs, reps or default_reps(preset), aggregate_min_runs(preset))
         official = agg.load_runs(root, preset, "official")
+        replay = agg.load_runs(root, preset, REPLAY_EXPERIMENT)
         written.append(write_text(out / "table1.md", table1_text(runs, preset, False, summary=summary,
-                                                                 official=official)))
+                                                                 official=official, replay=replay)))
         written.append(write_text(out / "table1.tex", table1_text(runs, preset, True, summary=summary)))
         cells = table1_cells(runs)
         flat = [{"dataset": d, "column": k, **dataclasses.asdict(c)} for d, row in cells.items() for k, c in row.items()]
