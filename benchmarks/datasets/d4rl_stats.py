@@ -154,11 +154,13 @@ _EVALUATION = Convention(
     f"{REGISTRY.format(name='antmaze-umaze-v2')}; {GOAL_ENV}",
     "the same: 700 steps at most, ended at the goal, goal redrawn per episode")
 
-ANTMAZE_UMAZE = D4RLStats(
-    name="antmaze-umaze-v2", transitions=ANTMAZE_TRANSITIONS,
-    episodes=Published(10_154, _tfds_antmaze("umaze-v2")), maze=True,
-    collection_episode_steps=ANTMAZE_COLLECTION_STEPS,
-    conventions=(
+def _antmaze_row(level: str, episodes: int, conventions: tuple[Convention, ...]) -> D4RLStats:
+    return D4RLStats(name=f"antmaze-{level}-v2", transitions=ANTMAZE_TRANSITIONS,
+                     episodes=Published(episodes, _tfds_antmaze(f"{level}-v2")), maze=True,
+                     collection_episode_steps=ANTMAZE_COLLECTION_STEPS, conventions=conventions)
+
+
+ANTMAZE_UMAZE = _antmaze_row("umaze", 10_154, (
         Convention("where episodes start and what the controller commands",
                    "one fixed start, the maze's start cell (row 1, column 1), and one commanded goal, the goal "
                    "cell on the other side of the wall (multistart False, multigoal False in the file's name)",
@@ -174,11 +176,7 @@ ANTMAZE_UMAZE = D4RLStats(
         _TERMINAL_FLAG, _TIMEOUTS, _TFDS_COUNT, _NOISE, _EVALUATION,
     ))
 
-ANTMAZE_UMAZE_DIVERSE = D4RLStats(
-    name="antmaze-umaze-diverse-v2", transitions=ANTMAZE_TRANSITIONS,
-    episodes=Published(1036, _tfds_antmaze("umaze-diverse-v2")), maze=True,
-    collection_episode_steps=ANTMAZE_COLLECTION_STEPS,
-    conventions=(
+ANTMAZE_UMAZE_DIVERSE = _antmaze_row("umaze-diverse", 1036, (
         Convention("where episodes start and what the controller commands",
                    "random goal locations commanded (wiki); starts at a random free cell plus noise "
                    "(multistart True in the file's name: the reset's non_zero_reset location)",
