@@ -166,10 +166,14 @@ def row_labels(runs: pd.DataFrame) -> dict[str, str]:
             for d in report_rows()}
 
 
+def arms_complete(runs: pd.DataFrame, dataset: str, seeds: Sequence[int]) -> bool:
+    """Whether both arms have a final score on every one of ``seeds`` of ``dataset``."""
+    return all(len(values(runs, m, dataset, "final_score", seeds)) == len(seeds) for m in (OURS, OFFICIAL))
+
+
 def amendment_complete(runs: pd.DataFrame) -> bool:
     """The amendment's stop rule: read only once both arms have all 20 hopper-medium seeds."""
-    return all(len(values(runs, m, PRIMARY[0], PRIMARY[1], AMENDED_SEEDS)) == len(AMENDED_SEEDS)
-               for m in (OURS, OFFICIAL))
+    return arms_complete(runs, PRIMARY[0], AMENDED_SEEDS)
 
 
 def with_online_gain(runs: pd.DataFrame) -> pd.DataFrame:
@@ -239,8 +243,7 @@ def amendment_lines(runs: pd.DataFrame) -> list[str]:
 
 def walker_complete(runs: pd.DataFrame) -> bool:
     """The walker2d amendment's stop rule: both arms have all ten walker2d-medium seeds."""
-    return all(len(values(runs, m, WALKER, "final_score", WALKER_SEEDS)) == len(WALKER_SEEDS)
-               for m in (OURS, OFFICIAL))
+    return arms_complete(runs, WALKER, WALKER_SEEDS)
 
 
 def walker_readings(runs: pd.DataFrame) -> list[Reading]:
