@@ -12,10 +12,10 @@ from benchmarks.experiments import RunSpec
 from benchmarks.official import curves as K
 
 
-def run(root, experiment, method, seed, pretrain, online, spread=5.0):
-    """A complete cpu run of walker2d-medium: pretraining evaluations {updates: score}, then
-    online evaluation scores in order."""
-    spec = RunSpec(experiment, method, "walker2d-medium", seed, "cpu")
+def run(root, experiment, method, seed, pretrain, online, spread=5.0, dataset="walker2d-medium"):
+    """A complete cpu run of ``dataset``: pretraining evaluations {updates: score}, then online
+    evaluation scores in order."""
+    spec = RunSpec(experiment, method, dataset, seed, "cpu")
     d = rec.run_dir(root, spec)
     rec.write_json(d / rec.SPEC, spec.to_dict())
     curve = [{"phase": "pretrain", "updates": u, "online_samples": 0, "score_mean": s, "score_std": spread}
@@ -71,3 +71,20 @@ def test_movement_between_consecutive_evaluations(root):
 def test_too_few_runs_are_not_read(tmp_path):
     run(tmp_path, "table1", "odt", 0, {1000: 5.0}, [6.0])
     assert "fewer than 2 complete runs" in K.report(tmp_path, "cpu", "walker2d-medium", 3000, None)[0]
+
+
+def test_replay_row_reads_only_the_experiment_on_the_shared_file(tmp_path):
+    """hopper-medium-replay: Table 1's runs (another data file) are never read beside
+    official_replay's, where both arms ran on one file."""
+    replay = "hopper-medium-replay"
+    for s in range(3):
+        run(tmp_path, "table1", "odt", s, {1000: 90.0}, [95.0], dataset=replay)
+    assert K.curves(tmp_path, "cpu", replay, "odt", None) == {}
+    for s in range(2):
+        run(tmp_path, "official_replay", "odt", s, {1000: 10.0 + s}, [20.0], dataset=replay)
+        run(tmp_path, "official_replay", "official-odt", s, {1000: 30.0 + s}, [40.0], dataset=replay)
+    ours = K.curves(tmp_path, "cpu", replay, "odt", None)
+    assert sorted(ours) == [0, 1]
+    assert [c[c.phase == "pretrain"].score_mean.iloc[0] for c in ours.values()] == [10.0, 11.0]
+    first = next(line for line in K.report(tmp_path, "cpu", replay, 0, None) if line.startswith("| pretraining, at"))
+    assert first.split("|")[4].strip().startswith("-20.0 [")

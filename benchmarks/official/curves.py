@@ -2,7 +2,8 @@
 every evaluation of their curves, not only at the two the protocol registers. Exploratory: no
 verdict (the readings were chosen after the registered ones were seen).
 
-Ours (``odt`` in the experiments of ``comparison.EXPERIMENTS``) against the official code
+Ours (``odt`` in the experiments of ``comparison.EXPERIMENTS``; for ``comparison.REPLAY_ROWS``, only
+in ``official_replay``, the experiment whose two arms share one data file) against the official code
 (``official-odt``), complete runs, compared as sets: the Welch difference ours - official at
 each pretraining evaluation both codes make, at the mean of those from ``--from-update`` on, at the first and last online evaluations and at the mean of all online
 ones; beside them, how far one run's score moves between consecutive pretraining evaluations
@@ -19,13 +20,17 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks.intervals import difference_interval
-from benchmarks.official.comparison import EXPERIMENTS, OFFICIAL, OURS
+from benchmarks.official.comparison import EXPERIMENTS, OFFICIAL, OURS, REPLAY_EXPERIMENT, REPLAY_ROWS
 from benchmarks.reproduction import analysis_parser, emit
 
 
 def curves(results, preset: str, dataset: str, method: str, seeds: list[int] | None) -> dict[int, pd.DataFrame]:
-    """seed -> the evaluation rows of that method's complete run of ``dataset`` (one per seed)."""
-    frames = [agg.load_results(results, preset, e) for e in EXPERIMENTS]
+    """seed -> the evaluation rows of that method's complete run of ``dataset`` (one per seed), from
+    the experiments the comparison reads that row from."""
+    experiments = (REPLAY_EXPERIMENT,) if dataset in REPLAY_ROWS else EXPERIMENTS
+    frames = [agg.load_results(results, preset, e) for e in experiments]
+    if all(f.empty for f in frames):
+        return {}
     rows = pd.concat([f for f in frames if not f.empty], ignore_index=True)
     rows = rows[(rows.method == method) & (rows.dataset == dataset) & (rows.status == "complete")
                 & (rows.step >= 0)]
