@@ -48,13 +48,18 @@ alive() {
     ps -p "$pid" -o args= 2>/dev/null | grep -q "benchmarks\.run"
 }
 
+# the experiments ever started under $RESULTS: a pid file while running, a log from every start
+# (so a stopped study still shows in status)
 study_experiments() {
     local f
-    for f in "$RESULTS"/_logs/study-*.pid; do
+    for f in "$RESULTS"/_logs/study-*.pid "$RESULTS"/_logs/study-*.log; do
         [[ -e "$f" ]] || continue
         f="${f##*/study-}"
-        echo "${f%.pid}"
-    done
+        case "$f" in
+            *.pid) echo "${f%.pid}" ;;
+            *) [[ "$f" =~ ^(.+)-[0-9]{8}T[0-9]{6}Z\.log$ ]] && echo "${BASH_REMATCH[1]}" ;;
+        esac
+    done | sort -u
 }
 
 cmd_setup() {
@@ -128,7 +133,7 @@ cmd_start() {
 }
 
 cmd_status() {
-    local python="$SCRIPT_REPO/.venv/bin/python" where="$SCRIPT_REPO" experiment pidfile args=("$@")
+    local python="$SCRIPT_REPO/.venv/bin/python" where="$SCRIPT_REPO" experiment pidfile experiments=()
     if [[ -f "$STUDY_DIR/benchmarks/status.py" && -x "$STUDY_DIR/.venv/bin/python" ]]; then
         python="$STUDY_DIR/.venv/bin/python" where="$STUDY_DIR"  # the study's own code reads its plan
     fi
@@ -140,9 +145,9 @@ cmd_status() {
         else
             echo "launch $experiment: not running (scripts/study.sh start $experiment resumes it)"
         fi
-        args=("$experiment" "${args[@]+"${args[@]}"}")
+        experiments+=("$experiment")
     done
-    cd "$where" && "$python" -m benchmarks.status --results "$RESULTS" "${args[@]+"${args[@]}"}"
+    cd "$where" && "$python" -m benchmarks.status --results "$RESULTS" "${experiments[@]+"${experiments[@]}"}" "$@"
 }
 
 cmd_stop() {

@@ -140,11 +140,14 @@ def test_status_runs_the_status_module_on_the_results_root_with_the_studys_exper
     logs = tmp_path / "runs" / "_logs"
     logs.mkdir(parents=True)
     (logs / "study-online_200k.pid").write_text("999999999\n")  # recorded, not running
+    (logs / "study-corl_iql-20261206T171308Z.log").write_text("")  # started once, stopped since
+    (logs / "study-corl_iql-20261207T090000Z.log").write_text("")
     out = _study(_env(tmp_path), "status", "--summary")
     assert out.returncode == 0, out.stderr
-    assert "launch online_200k: not running" in out.stdout
+    assert "launch online_200k: not running" in out.stdout and "launch corl_iql: not running" in out.stdout
     called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
-    assert called == ["-m", "benchmarks.status", "--results", str(tmp_path / "runs"), "online_200k", "--summary"]
+    assert called == ["-m", "benchmarks.status", "--results", str(tmp_path / "runs"), "corl_iql", "online_200k",
+                      "--summary"]
 
 
 def test_status_without_a_study_clone_reads_the_root_with_this_checkout(tmp_path):
