@@ -196,7 +196,8 @@ def test_make_writes_the_variant_and_its_card(tmp_path):
     assert card["antmaze_config"]["labels"] == "d4rl" and card["d4rl_equivalent"] == "antmaze-umaze-v2"
     assert any("0.2" in note and "1001st" in note for note in card["data_notes"])
     text = (tmp_path / f"{NAME}.card.md").read_text()
-    assert "D4RL's labels:" in text and "set on the 1000th step of every collection episode" in text
+    assert f"Labels: {n['goal_steps']} goal transitions" in text and "at least once):" in text
+    assert "set on the 1000th step of every collection episode" in text  # the variant's conventions
     assert json.loads((tmp_path / f"{NAME}.card.json").read_text())["label_counts"] == n
 
 

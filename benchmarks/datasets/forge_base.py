@@ -198,16 +198,13 @@ def card_markdown(card: dict, d4rl: D4RLStats | None) -> str:
     ]
     if "data_success_rate" in card:  # AntMaze
         own = card["controller_success"]
-        lines.append(f"- data success rate (trajectories reaching the evaluation goal): "
+        what = ("collection episodes reaching the evaluation goal at least once" if "label_counts" in card
+                else "trajectories reaching the evaluation goal")
+        lines.append(f"- data success rate ({what}): "
                      f"{100 * card['data_success_rate']:.1f}%; controller success rate on the evaluation task: "
                      f"{100 * own['success_rate']:.1f}% of {own['episodes']} episodes; walker: SAC after "
                      f"{card.get('walker_sac_steps')} steps")
-        if "label_counts" in card:  # D4RL's labels: the success rate above counts collection episodes
-            n = card["label_counts"]
-            lines.append(f"- D4RL's labels: {n['goal_steps']} goal transitions (reward 1; "
-                         f"{100 * n['share_within_radius']:.2f}% of the steps), {n['terminal_steps']} terminal, "
-                         f"{n['timeout_steps']} timeout ({n['terminal_and_timeout_steps']} both) steps; "
-                         f"{n['episodes_reaching_goal']} of {n['episodes']} collection episodes reach the goal")
+        if "label_counts" in card:  # D4RL's labels: how they differ, and the counts (data notes)
             lines += [f"- {note}" for note in card.get("data_notes", [])]
         if "start_cell" in card:
             c = card["start_cell"]
