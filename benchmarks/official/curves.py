@@ -20,7 +20,13 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks.intervals import difference_interval
-from benchmarks.official.comparison import EXPERIMENTS, OFFICIAL, OURS, REPLAY_EXPERIMENT, REPLAY_ROWS
+from benchmarks.official.comparison import (
+    EXPERIMENTS,
+    OFFICIAL,
+    OURS,
+    REPLAY_EXPERIMENT,
+    REPLAY_ROWS,
+)
 from benchmarks.reproduction import analysis_parser, emit
 
 
