@@ -125,11 +125,19 @@ def test_same_controller_start_goal_and_seed_as_antmaze_umaze(actor, d4rlstyle):
     ours, _ = _collect(actor, "antmaze-umaze", 1000)
     lengths, terminated, _ = split_points(ours["terminals"], ours["timeouts"])
     k = int(lengths[0])
-    assert terminated[0]  # the first umaze episode reaches the goal at its k-th step ...
-    arrays, _ = d4rlstyle  # ... where the d4rl-style one has its first goal step, and goes on
-    for key in ("observations", "actions", "next_observations", "infos/goal", "infos/qpos"):
+    assert terminated[0]  # the first umaze episode reaches its goal at its k-th step ...
+    arrays, _ = d4rlstyle  # ... the d4rl-style one takes the same steps to the same goal, and goes on
+    for key in ("observations", "actions", "next_observations", "infos/qpos"):
         np.testing.assert_array_equal(arrays[key][:k], ours[key][:k])
-    assert np.flatnonzero(arrays["terminals"])[0] == k - 1 and not arrays["timeouts"][:k].any()
+    np.testing.assert_array_equal(arrays["infos/commanded_goal"][:k], ours["infos/goal"][:k])
+    assert not arrays["timeouts"][:k].any()
+
+
+def test_labels_refer_to_one_goal_for_the_whole_file(d4rlstyle):
+    arrays, _ = d4rlstyle
+    label_goal = arrays["infos/goal"][0]
+    assert (arrays["infos/goal"] == label_goal).all()  # one point, while the episodes' own goals vary
+    assert len(np.unique(arrays["infos/commanded_goal"], axis=0)) > 1
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED))

@@ -57,6 +57,7 @@ import torch
 
 from baselines.sac import SACAgent, TanhGaussianActor, sac_config
 from benchmarks.datasets.antmaze import (
+    GOAL_CELL,
     MAX_EPISODE_STEPS,
     START_CELL,
     SUCCESS_RADIUS,
@@ -66,6 +67,7 @@ from benchmarks.datasets.antmaze import (
     DirectionalAnt,
     WaypointPlanner,
     action_from_quarter_turn,
+    d4rl_goal,
     free_cells,
     nearest_quarter_turn,
     quarter_turn_state,
@@ -92,7 +94,7 @@ from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_d
 from rlbase.checkpoint import CheckpointManager, atomic_write_bytes
 from rlbase.config import ConfigError, apply_overrides
 from rlbase.progress import progress_bar
-from rlbase.seeds import antmaze_check_seed, antmaze_forge_episode_seed
+from rlbase.seeds import antmaze_check_seed, antmaze_forge_episode_seed, antmaze_label_goal_seed
 from rlbase.training import StopRequested
 
 PACKAGED_POLICIES = Path(__file__).parent / "policies"
@@ -443,14 +445,17 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
     per episode); ``infos/commanded_goal`` is what the controller was steering to (the same
     point for ``umaze``; random free cells for ``diverse``). ``labels="ours"``: an episode ends at
     the goal (terminal) or after ``episode_steps`` (timeout). ``labels="d4rl"``: every episode
-    runs ``episode_steps`` steps, the controller commanding its goal throughout, labelled by
-    :func:`d4rl_labels`. The last episode is cut at ``size`` without an end flag (an unfinished
+    runs ``episode_steps`` steps, the controller commanding its episode's goal throughout,
+    labelled by :func:`d4rl_labels` against one goal point for the whole file (``infos/goal``). The last episode is cut at ``size`` without an end flag (an unfinished
     tail, dropped by the reader as in D4RL).
     """
     if labels not in LABELS:
         raise ConfigError(f"labels={labels!r}: one of {', '.join(LABELS)}")
     d4rl = labels == "d4rl"
     env = AntMazeUMaze(AntMazeTask(random_start=diverse, terminate_at_goal=not d4rl))
+    # "d4rl": one goal point for the whole file, drawn once in the goal cell with D4RL's noise,
+    # as D4RL's relabel read one environment's target; the controller steers to its episode's goal
+    label_goal = d4rl_goal(GOAL_CELL, np.random.default_rng(antmaze_label_goal_seed(seed))) if d4rl else None
     rng = np.random.default_rng(seed)
     free = free_cells(U_MAZE)
     arrays = {
@@ -481,14 +486,14 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
             nxt, reward, term, _, info = env.step(action)
             t_ep += 1
             if d4rl:
-                reward, term, trunc = (v.item() for v in d4rl_labels(info["xy"], env.goal, t_ep, episode_steps,
+                reward, term, trunc = (v.item() for v in d4rl_labels(info["xy"], label_goal, t_ep, episode_steps,
                                                                        env.task.success_radius))
             else:
                 trunc = t_ep >= episode_steps and not term
             reached_goal = reached_goal or bool(term)
             arrays["observations"][t], arrays["actions"][t], arrays["rewards"][t] = obs, action, reward
             arrays["next_observations"][t], arrays["terminals"][t], arrays["timeouts"][t] = nxt, term, trunc
-            arrays["infos/goal"][t], arrays["infos/commanded_goal"][t] = env.goal, command
+            arrays["infos/goal"][t], arrays["infos/commanded_goal"][t] = env.goal if label_goal is None else label_goal, command
             obs = nxt
             episode_ends = trunc or (term and not d4rl)
             if not command_reached and np.linalg.norm(obs[:2] - command) <= env.task.success_radius:
@@ -627,18 +632,20 @@ def data_notes(cfg: AntMazeForgeConfig, counts: dict | None = None) -> list[str]
         "D4RL's conventions, unlike antmaze-umaze: every collected episode runs "
         f"{cfg.episode_steps} steps whether or not the goal is reached, the controller commanding the goal "
         "throughout (the ant lingers near it); every step whose next torso x, y lies within 0.5 of the "
-        "episode's goal has reward 1 and terminal True (a label, not an episode end); timeout True on each "
+        "file's one label goal (drawn once in the goal cell with D4RL's noise, as D4RL's relabel used one "
+        "environment's target for the whole file; infos/goal) has reward 1 and terminal True (a label, not "
+        "an episode end), so an episode whose own goal lies far from it earns few or none; timeout True on each "
         f"episode's {cfg.episode_steps}th step, with terminal too when that step ends within 0.5. Readers split "
         "trajectories at every terminal, so a stay near the goal becomes a run of 1-step trajectories of return 1.",
         "The same as antmaze-umaze: controller (walker, planner, body-axis steering), start cell, goal cell, "
         f"per-episode goal noise, action noise N(0, {cfg.action_noise}^2) and seed; evaluation, normalisation and "
         "scores are antmaze-umaze's (700 steps, ended at the goal: D4RL's evaluation mode).",
         f"Unlike D4RL's antmaze-umaze-v2: action noise {cfg.action_noise} (D4RL: 0.2), gymnasium's ant and "
-        "our walker (D4RL: its own ant and policy), a goal per episode for commands and labels (D4RL: "
-        "labels against one goal for the whole file), episodes of 1000 steps with the timeout on the 1000th "
+        "our walker (D4RL: its own ant and policy), episodes of 1000 steps with the timeout on the 1000th "
         "(D4RL's counter flags the 1001st), and a step's label from its own next state (D4RL's relabel reads "
         "the next row, which at a timeout is the next episode's start, so its timeout steps are never terminal).",
-        goal,
+        "infos/goal is the label goal; infos/commanded_goal is the episode's own goal (D4RL's goal cell, "
+        "noise drawn per episode), where the controller was steering.",
     ]
     if counts is not None:
         notes.append(

@@ -201,7 +201,10 @@ ANTMAZE_UMAZE_DIVERSE = _antmaze_row("umaze-diverse", 1036, (
 ANTMAZE_UMAZE_D4RLSTYLE = D4RLStats(
     name=ANTMAZE_UMAZE.name, transitions=ANTMAZE_TRANSITIONS, episodes=ANTMAZE_UMAZE.episodes, maze=True,
     collection_episode_steps=ANTMAZE_COLLECTION_STEPS, conventions=(
-        ANTMAZE_UMAZE.conventions[0], _GOAL,
+        ANTMAZE_UMAZE.conventions[0],
+        Convention(_GOAL.topic, _GOAL.d4rl, _GOAL.source,
+                   "the same: one label goal for the whole file, drawn once in the goal cell with D4RL's noise "
+                   "(infos/goal), while each episode's controller steers to its own draw (infos/commanded_goal)"),
         Convention(_EPISODE_END.topic, _EPISODE_END.d4rl, _EPISODE_END.source,
                    "only at the time limit, 1000 steps (the timeout on the 1000th step, where D4RL's counter flags "
                    "the 1001st); the controller keeps commanding the goal after reaching it"),
@@ -210,8 +213,8 @@ ANTMAZE_UMAZE_D4RLSTYLE = D4RLStats(
                    "row is the next episode's start, so a timeout step never has reward 1 "
                    "(the relabel shifts the observations by one row)",
                    f"{RELABEL_SCRIPT}; {ISSUE_199}",
-                   "every step whose own next position (the torso after the step) lies within 0.5 of its "
-                   "episode's goal, an episode's last step included"),
+                   "every step whose own next position (the torso after the step) lies within 0.5 of the "
+                   "file's label goal, an episode's last step included"),
         Convention(_TERMINAL_FLAG.topic, _TERMINAL_FLAG.d4rl, _TERMINAL_FLAG.source,
                    "a label on the same steps as reward 1, not an episode end; a timeout step within 0.5 carries "
                    "both flags (readers take it as terminal)"),
