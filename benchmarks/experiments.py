@@ -431,13 +431,13 @@ def _buffer_sizes(preset: str) -> tuple[int, ...]:
 
 
 def _paper_lr(dataset: str) -> float:
-    from benchmarks.datasets.minari_spec import hyperparameter_dataset
+    from benchmarks.datasets.registry import hyperparameter_dataset
     from odt.config import make_config
     return make_config(hyperparameter_dataset(dataset), "online", "paper").optim.lr
 
 
 def _paper_wd(dataset: str) -> float:
-    from benchmarks.datasets.minari_spec import hyperparameter_dataset
+    from benchmarks.datasets.registry import hyperparameter_dataset
     from odt.config import make_config
     return make_config(hyperparameter_dataset(dataset), "online", "paper").optim.weight_decay
 

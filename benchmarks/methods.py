@@ -54,7 +54,7 @@ from baselines.sac import SACAgent, sac_config
 from benchmarks import budgets
 from benchmarks.budgets import BudgetFn
 from benchmarks.corl.driver import CorlIQLAgent, corl_config
-from benchmarks.datasets.minari_spec import hyperparameter_dataset
+from benchmarks.datasets.registry import hyperparameter_dataset
 from benchmarks.official.driver import OfficialODTAgent, official_config
 from odt.config import make_config
 from odt.train import ODTTrainer
@@ -146,7 +146,8 @@ def _require(method: str) -> None:
 
 def method_config(method: str, dataset: str, preset: str, seed: int = 0, overrides: dict | None = None):
     """The config of ``method`` on ``dataset``; a Minari dataset (``minari:<id>``) is configured
-    with the paper's row of its environment family (``minari_spec.hyperparameter_dataset``)."""
+    with the paper's row of its environment family, a forge variant with its base dataset's
+    (``registry.hyperparameter_dataset``)."""
     _require(method)
     return METHODS[method][0](hyperparameter_dataset(dataset), preset, seed, dict(overrides or {}))
 

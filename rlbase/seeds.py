@@ -22,6 +22,7 @@ FORGE_EPISODE_BASE = 40_000_000  # env resets of a forged locomotion dataset's e
 ANTMAZE_CHECK_BASE = 50_000_000  # env resets of the AntMaze controller's success check
 ANTMAZE_CHECK_STRIDE = 10_000
 ANTMAZE_FORGE_BASE = 60_000_000  # env resets of a forged AntMaze dataset's episodes
+ANTMAZE_LABEL_GOAL_BASE = 70_000_000  # the one goal a D4RL-style AntMaze file's labels refer to
 FORGE_SEED_STRIDE = 1_000_000
 
 
@@ -70,6 +71,12 @@ def antmaze_check_seed(seed: int, episode: int) -> int:
 def antmaze_forge_episode_seed(seed: int, episode: int) -> int:
     """Env reset of episode ``episode`` of an AntMaze dataset forged with ``seed``."""
     return ANTMAZE_FORGE_BASE + seed * FORGE_SEED_STRIDE + episode
+
+
+def antmaze_label_goal_seed(seed: int) -> int:
+    """The draw of the one goal point that a D4RL-style AntMaze file forged with ``seed`` labels
+    its steps against (D4RL's relabel used one environment instance's goal for the whole file)."""
+    return ANTMAZE_LABEL_GOAL_BASE + seed
 
 
 def evaluation_seeds(seed: int, evaluations_done: int, n: int) -> list[int]:

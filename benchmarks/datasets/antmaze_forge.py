@@ -25,13 +25,18 @@ actions get N(0, 0.2^2) noise). Here:
   ``antmaze-umaze-diverse``: a random start cell and a random commanded goal cell, a new random
   commanded goal each time one is reached; the reward (and the end of an episode) is always
   measured against the evaluation goal, as in D4RL where rewards come from the environment's
-  target goal.
+  target goal;
+* ``antmaze-umaze-d4rlstyle``: ``antmaze-umaze``'s collection (controller, cells, noise, seed)
+  with D4RL's episode and label conventions (``labels="d4rl"``, :func:`d4rl_labels`).
 
-Differences from D4RL's files, recorded in every card: episodes end when the evaluation goal is
-reached (terminal) or at 700 steps (timeout) instead of running 1000 steps regardless, so a
-trajectory's return is 1 (it reached the goal) or 0 and the data's success rate is the mean
-return; observations, goals and ``infos/*`` (goal, commanded goal, qpos, qvel) are in D4RL's
-frame, as in D4RL's files.
+Differences from D4RL's files, recorded in every card: ``umaze`` and ``umaze-diverse`` episodes
+end when the evaluation goal is reached (terminal) or at 700 steps (timeout) instead of running
+1000 steps regardless, so a trajectory's return is 1 (it reached the goal) or 0 and the data's
+success rate is the mean return. ``umaze-d4rlstyle`` runs every episode 1000 steps, the
+controller still commanding the goal after reaching it, and labels every step that ends within
+the success radius of the goal reward 1 and terminal (a label, not an episode end), as D4RL's
+relabelling did. Observations, goals and ``infos/*`` (goal, commanded goal, qpos, qvel) are in
+D4RL's frame, as in D4RL's files.
 """
 
 from __future__ import annotations
@@ -52,14 +57,17 @@ import torch
 
 from baselines.sac import SACAgent, TanhGaussianActor, sac_config
 from benchmarks.datasets.antmaze import (
+    GOAL_CELL,
     MAX_EPISODE_STEPS,
     START_CELL,
+    SUCCESS_RADIUS,
     U_MAZE,
     AntMazeTask,
     AntMazeUMaze,
     DirectionalAnt,
     WaypointPlanner,
     action_from_quarter_turn,
+    d4rl_goal,
     free_cells,
     nearest_quarter_turn,
     quarter_turn_state,
@@ -86,11 +94,20 @@ from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_d
 from rlbase.checkpoint import CheckpointManager, atomic_write_bytes
 from rlbase.config import ConfigError, apply_overrides
 from rlbase.progress import progress_bar
-from rlbase.seeds import antmaze_check_seed, antmaze_forge_episode_seed
+from rlbase.seeds import antmaze_check_seed, antmaze_forge_episode_seed, antmaze_label_goal_seed
 from rlbase.training import StopRequested
 
 PACKAGED_POLICIES = Path(__file__).parent / "policies"
-LEVELS = ("umaze", "umaze-diverse")
+LEVELS = ("umaze", "umaze-diverse", "umaze-d4rlstyle")
+# how episodes end and which steps carry reward 1 / terminal: "ours" (the episode ends at the
+# goal, one terminal step, 700-step limit) or "d4rl" (D4RL's: episodes run to the time limit,
+# every step within the success radius is rewarded and flagged terminal; d4rl_labels)
+LABELS = ("ours", "d4rl")
+D4RL_EPISODE_STEPS = 1000  # D4RL's collection time limit (generate_ant_maze_datasets.py)
+# the recipe settings that tell a level apart beyond its name (start cells and commands: ``diverse``)
+LEVEL_SETTINGS: dict[str, dict] = {
+    "antmaze-umaze-d4rlstyle": {"labels": "d4rl", "episode_steps": D4RL_EPISODE_STEPS},
+}
 
 
 class ControllerNotReady(ForgeError):
@@ -102,7 +119,10 @@ class AntMazeForgeConfig:
     name: str = "antmaze-umaze"
     seed: int = 0
     size: int = 1_000_000  # transitions in the dataset (D4RL: 1M)
-    episode_steps: int = MAX_EPISODE_STEPS  # time limit of a collected episode
+    # time limit of a collected episode, and how episodes end and steps are labelled (one of
+    # LABELS); None: the level's (LEVEL_SETTINGS; else 700 and "ours")
+    episode_steps: int | None = None
+    labels: str | None = None
     # std of the Gaussian added to the walker's mean action. D4RL's --noisy used 0.2; here the
     # controller reached the goal in 4 of 10 episodes with 0.2, 12 of 20 with 0.1, 8 of 10 with 0
     # (walker at 284k steps; failures with noise were mostly flips)
@@ -142,6 +162,13 @@ class AntMazeForgeConfig:
     walker_init: str = "ant-sac"
     walker_episode_steps: int = 500
     sac_overrides: dict = field(default_factory=lambda: {"hidden_dim": 128, "batch_size": 128})
+
+    def __post_init__(self) -> None:
+        level = LEVEL_SETTINGS.get(self.name, {})
+        if self.episode_steps is None:
+            self.episode_steps = level.get("episode_steps", MAX_EPISODE_STEPS)
+        if self.labels is None:
+            self.labels = level.get("labels", "ours")
 
     @property
     def diverse(self) -> bool:
@@ -394,16 +421,41 @@ def train_walker(cfg: AntMazeForgeConfig, root=None, progress: bool = True) -> d
 
 
 # ============================================================================ collection
+def d4rl_labels(next_xy, goal, episode_step, episode_steps: int = D4RL_EPISODE_STEPS,
+                radius: float = SUCCESS_RADIUS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """D4RL's AntMaze labels of steps: (reward, terminal, timeout), vectorised over leading dims.
+
+    ``next_xy``: the torso's x, y after the step; ``goal``: its episode's goal; ``episode_step``:
+    the step's number within its episode, 1 for the first. Reward 1.0 and terminal True where
+    ``next_xy`` lies within ``radius`` (inclusive) of the goal, as D4RL's relabel script set both
+    (``relabel_antmaze_rewards.py``); timeout True on an episode's ``episode_steps``-th step, as
+    the collection's time limit; a timeout step within the radius carries both flags.
+    """
+    dist = np.linalg.norm(np.asarray(next_xy, np.float64) - np.asarray(goal, np.float64), axis=-1)
+    terminal = dist <= radius
+    return terminal.astype(np.float32), terminal, np.asarray(episode_step) >= episode_steps
+
+
 def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: bool,
-                    episode_steps: int = MAX_EPISODE_STEPS, progress: bool = True) -> tuple[dict, dict]:
+                    episode_steps: int = MAX_EPISODE_STEPS, progress: bool = True,
+                    labels: str = "ours") -> tuple[dict, dict]:
     """``size`` transitions of the controller in the U-maze; D4RL arrays and collection statistics.
 
     Rewards, terminals and ``infos/goal`` refer to the evaluation goal (D4RL's goal cell, noise
     per episode); ``infos/commanded_goal`` is what the controller was steering to (the same
-    point for ``umaze``; random free cells for ``diverse``). The last episode is cut at
-    ``size`` without an end flag (an unfinished tail, dropped by the reader as in D4RL).
+    point for ``umaze``; random free cells for ``diverse``). ``labels="ours"``: an episode ends at
+    the goal (terminal) or after ``episode_steps`` (timeout). ``labels="d4rl"``: every episode
+    runs ``episode_steps`` steps, the controller commanding its episode's goal throughout,
+    labelled by :func:`d4rl_labels` against one goal point for the whole file (``infos/goal``). The last episode is cut at ``size`` without an end flag (an unfinished
+    tail, dropped by the reader as in D4RL).
     """
-    env = AntMazeUMaze(AntMazeTask(random_start=diverse))
+    if labels not in LABELS:
+        raise ConfigError(f"labels={labels!r}: one of {', '.join(LABELS)}")
+    d4rl = labels == "d4rl"
+    env = AntMazeUMaze(AntMazeTask(random_start=diverse, terminate_at_goal=not d4rl))
+    # "d4rl": one goal point for the whole file, drawn once in the goal cell with D4RL's noise,
+    # as D4RL's relabel read one environment's target; the controller steers to its episode's goal
+    label_goal = d4rl_goal(GOAL_CELL, np.random.default_rng(antmaze_label_goal_seed(seed))) if d4rl else None
     rng = np.random.default_rng(seed)
     free = free_cells(U_MAZE)
     arrays = {
@@ -421,38 +473,63 @@ def collect_antmaze(controller: MazeController, size: int, seed: int, diverse: b
         return env.sample_goal(cells[rng.integers(len(cells))])
 
     episode, t_ep = 0, 0
+    reached_goal = command_reached = False  # this episode / this command, so far
     obs, _ = env.reset(seed=antmaze_forge_episode_seed(seed, 0))
     command = new_command(obs[:2]) if diverse else env.goal.copy()
     stats["commanded_goals"] += 1
     try:
-        for t in progress_bar(range(size), desc=f"collect antmaze-{'umaze-diverse' if diverse else 'umaze'}", unit="step",
+        for t in progress_bar(range(size), desc=f"collect {_level_name(diverse, labels)}", unit="step",
                               enabled=progress, mininterval=2.0):
             action = controller.act(obs, command, rng)
             arrays["infos/qpos"][t] = env.qpos()
             arrays["infos/qvel"][t] = env.qvel()
             nxt, reward, term, _, info = env.step(action)
             t_ep += 1
-            trunc = t_ep >= episode_steps and not term
+            if d4rl:
+                reward, term, trunc = (v.item() for v in d4rl_labels(info["xy"], label_goal, t_ep, episode_steps,
+                                                                       env.task.success_radius))
+            else:
+                trunc = t_ep >= episode_steps and not term
+            reached_goal = reached_goal or bool(term)
             arrays["observations"][t], arrays["actions"][t], arrays["rewards"][t] = obs, action, reward
             arrays["next_observations"][t], arrays["terminals"][t], arrays["timeouts"][t] = nxt, term, trunc
-            arrays["infos/goal"][t], arrays["infos/commanded_goal"][t] = env.goal, command
+            arrays["infos/goal"][t], arrays["infos/commanded_goal"][t] = env.goal if label_goal is None else label_goal, command
             obs = nxt
-            if np.linalg.norm(obs[:2] - command) <= env.task.success_radius:
+            episode_ends = trunc or (term and not d4rl)
+            if not command_reached and np.linalg.norm(obs[:2] - command) <= env.task.success_radius:
                 stats["commanded_goals_reached"] += 1
-                if diverse and not term:
-                    command = new_command(obs[:2])
+                command_reached = True
+                if diverse and not episode_ends:
+                    command, command_reached = new_command(obs[:2]), False
                     stats["commanded_goals"] += 1
-            if term or trunc:
+            if episode_ends:
                 stats["episodes"] += 1
-                stats["episodes_reaching_goal"] += int(term)
+                stats["episodes_reaching_goal"] += int(reached_goal)
                 episode += 1
                 t_ep = 0
+                reached_goal = command_reached = False
                 obs, _ = env.reset(seed=antmaze_forge_episode_seed(seed, episode))
                 command = new_command(obs[:2]) if diverse else env.goal.copy()
                 stats["commanded_goals"] += 1
     finally:
         env.close()
     return arrays, stats
+
+
+def _level_name(diverse: bool, labels: str) -> str:
+    return "antmaze-umaze" + ("-diverse" if diverse else "") + ("-d4rlstyle" if labels == "d4rl" else "")
+
+
+def label_counts(arrays: dict[str, np.ndarray], stats: dict) -> dict:
+    """How a file's steps are labelled (for the card): reward-1 steps (goal transitions), terminal
+    and timeout steps and those flagged both, the share of steps that end within the success
+    radius, and the collection's episodes (those completed, those reaching the goal at least once)."""
+    rewards, terminals, timeouts = arrays["rewards"], arrays["terminals"], arrays["timeouts"]
+    goal_steps = int((rewards == 1.0).sum())
+    return {"steps": int(len(rewards)), "goal_steps": goal_steps, "terminal_steps": int(terminals.sum()),
+            "timeout_steps": int(timeouts.sum()), "terminal_and_timeout_steps": int((terminals & timeouts).sum()),
+            "share_within_radius": goal_steps / max(len(rewards), 1), "episodes": stats["episodes"],
+            "episodes_reaching_goal": stats["episodes_reaching_goal"]}
 
 
 # ============================================================================ what a cloner can copy
@@ -490,13 +567,15 @@ def add_start_cell_counts(name: str, root=None) -> bool:
 # ============================================================================ entry point
 def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: bool = False,
                  progress: bool = True) -> dict:
-    """Make ``antmaze-umaze`` or ``antmaze-umaze-diverse`` (training the walker first if needed)."""
+    """Make ``antmaze-umaze``, ``-diverse`` or ``-d4rlstyle`` (training the walker first if needed)."""
     from benchmarks.datasets.loading import card_path, generated_path
 
     if spec.level not in LEVELS:
         raise ConfigError(f"the AntMaze forge makes {', '.join('antmaze-' + lv for lv in LEVELS)}; got {spec.name!r}")
     if cfg.size < 1:
         raise ConfigError(f"size={cfg.size} is out of range: >= 1")
+    if cfg.labels not in LABELS:
+        raise ConfigError(f"labels={cfg.labels!r} is not valid; choose one of {', '.join(LABELS)}")
     target = generated_path(spec.name, root)
     if target.exists() and not force:
         print(f"[forge] {target} exists (use --force to rebuild)", file=sys.stderr)
@@ -511,9 +590,11 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
     t0 = time.perf_counter()
     own = controller_success(controller, cfg.controller_eval_episodes, cfg.seed)
     t1 = time.perf_counter()
-    arrays, stats = collect_antmaze(controller, cfg.size, cfg.seed, cfg.diverse, cfg.episode_steps, progress)
+    arrays, stats = collect_antmaze(controller, cfg.size, cfg.seed, cfg.diverse, cfg.episode_steps, progress,
+                                    cfg.labels)
     t2 = time.perf_counter()
     success = stats["episodes_reaching_goal"] / max(stats["episodes"], 1)
+    labelled = {"label_counts": label_counts(arrays, stats)} if cfg.labels == "d4rl" else {}
     extra = {
         "level": spec.level,
         "policy": ("waypoint planner (BFS over the maze's free cells) steering an SAC ant walker by yaw rotation, "
@@ -523,14 +604,8 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
         "policy_file": record["path"], "walker_sac_steps": record["sac_steps"],
         "walker_sac_wall_time_s": record.get("sac_wall_time"), "walker_sac_config": record["sac_config"],
         "walker_sac_math": record.get("sac_math"),
-        "data_notes": [
-            "Episodes end when the evaluation goal is reached (terminal, reward 1) or after "
-            f"{cfg.episode_steps} steps (timeout); D4RL's ran 1000 steps regardless of the goal, so its returns "
-            "count the steps spent near the goal while ours are 0 or 1 (the mean return is the success rate).",
-            "Rewards, terminals and infos/goal refer to the evaluation goal (D4RL's goal cell, noise drawn per "
-            "episode); infos/commanded_goal is where the controller was steering.",
-        ],
-        "data_success_rate": success, "collection": stats,
+        "data_notes": data_notes(cfg, labelled.get("label_counts")),
+        "data_success_rate": success, "collection": stats, **labelled,
         "start_cell": start_cell_counts(arrays),
         "controller_success": own, "controller_success_rate": own["success_rate"],
         "antmaze_config": asdict(cfg), "gymnasium_robotics": robotics_version(),
@@ -541,6 +616,47 @@ def make_antmaze(spec: DatasetSpec, cfg: AntMazeForgeConfig, root=None, force: b
     return card
 
 
+def data_notes(cfg: AntMazeForgeConfig, counts: dict | None = None) -> list[str]:
+    """The card's notes on how the file's episodes end and what its labels mean (``counts``:
+    :func:`label_counts`, for ``labels="d4rl"``)."""
+    goal = ("Rewards, terminals and infos/goal refer to the evaluation goal (D4RL's goal cell, noise drawn per "
+            "episode); infos/commanded_goal is where the controller was steering.")
+    if cfg.labels != "d4rl":
+        return [
+            "Episodes end when the evaluation goal is reached (terminal, reward 1) or after "
+            f"{cfg.episode_steps} steps (timeout); D4RL's ran 1000 steps regardless of the goal, so its returns "
+            "count the steps spent near the goal while ours are 0 or 1 (the mean return is the success rate).",
+            goal,
+        ]
+    notes = [
+        "D4RL's conventions, unlike antmaze-umaze: every collected episode runs "
+        f"{cfg.episode_steps} steps whether or not the goal is reached, the controller commanding the goal "
+        "throughout (the ant lingers near it); every step whose next torso x, y lies within 0.5 of the "
+        "file's one label goal (drawn once in the goal cell with D4RL's noise, as D4RL's relabel used one "
+        "environment's target for the whole file; infos/goal) has reward 1 and terminal True (a label, not "
+        "an episode end), so an episode whose own goal lies far from it earns few or none; timeout True on each "
+        f"episode's {cfg.episode_steps}th step, with terminal too when that step ends within 0.5. Readers split "
+        "trajectories at every terminal, so a stay near the goal becomes a run of 1-step trajectories of return 1.",
+        "The same as antmaze-umaze: controller (walker, planner, body-axis steering), start cell, goal cell, "
+        f"per-episode goal noise, action noise N(0, {cfg.action_noise}^2) and seed; evaluation, normalisation and "
+        "scores are antmaze-umaze's (700 steps, ended at the goal: D4RL's evaluation mode).",
+        f"Unlike D4RL's antmaze-umaze-v2: action noise {cfg.action_noise} (D4RL: 0.2), gymnasium's ant and "
+        "our walker (D4RL: its own ant and policy), episodes of 1000 steps with the timeout on the 1000th "
+        "(D4RL's counter flags the 1001st), and a step's label from its own next state (D4RL's relabel reads "
+        "the next row, which at a timeout is the next episode's start, so its timeout steps are never terminal).",
+        "infos/goal is the label goal; infos/commanded_goal is the episode's own goal (D4RL's goal cell, "
+        "noise drawn per episode), where the controller was steering.",
+    ]
+    if counts is not None:
+        notes.append(
+            f"Labels: {counts['goal_steps']} goal transitions (reward-1 steps, "
+            f"{100 * counts['share_within_radius']:.2f}% of {counts['steps']} steps within the radius), "
+            f"{counts['terminal_steps']} terminal steps, {counts['timeout_steps']} timeouts "
+            f"({counts['terminal_and_timeout_steps']} of them also terminal), {counts['episodes']} complete "
+            f"episodes, {counts['episodes_reaching_goal']} reaching the goal at least once.")
+    return notes
+
+
 __all__ = ["AntMazeForgeConfig", "ControllerNotReady", "MazeController", "add_start_cell_counts",
-           "antmaze_forge_config", "collect_antmaze", "controller_success", "from_forge_config", "load_walker", "make_antmaze",
-           "start_cell_counts", "train_walker"]
+           "antmaze_forge_config", "collect_antmaze", "controller_success", "d4rl_labels", "data_notes",
+           "from_forge_config", "label_counts", "load_walker", "make_antmaze", "start_cell_counts", "train_walker"]

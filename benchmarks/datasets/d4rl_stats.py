@@ -196,6 +196,39 @@ ANTMAZE_UMAZE_DIVERSE = _antmaze_row("umaze-diverse", 1036, (
         _TIMEOUTS, _TFDS_COUNT, _NOISE, _EVALUATION,
     ))
 
+# antmaze-umaze-d4rlstyle (antmaze-umaze collected with D4RL's conventions): D4RL's facts are
+# antmaze-umaze-v2's; the generated side of the conventions is the variant's own.
+ANTMAZE_UMAZE_D4RLSTYLE = D4RLStats(
+    name=ANTMAZE_UMAZE.name, transitions=ANTMAZE_TRANSITIONS, episodes=ANTMAZE_UMAZE.episodes, maze=True,
+    collection_episode_steps=ANTMAZE_COLLECTION_STEPS, conventions=(
+        ANTMAZE_UMAZE.conventions[0],
+        Convention(_GOAL.topic, _GOAL.d4rl, _GOAL.source,
+                   "the same: one label goal for the whole file, drawn once in the goal cell with D4RL's noise "
+                   "(infos/goal), while each episode's controller steers to its own draw (infos/commanded_goal)"),
+        Convention(_EPISODE_END.topic, _EPISODE_END.d4rl, _EPISODE_END.source,
+                   "only at the time limit, 1000 steps (the timeout on the 1000th step, where D4RL's counter flags "
+                   "the 1001st); the controller keeps commanding the goal after reaching it"),
+        Convention(ANTMAZE_UMAZE.conventions[3].topic,
+                   "every step whose next row's position lies within 0.5 of the goal; at a timeout step the next "
+                   "row is the next episode's start, so a timeout step never has reward 1 "
+                   "(the relabel shifts the observations by one row)",
+                   f"{RELABEL_SCRIPT}; {ISSUE_199}",
+                   "every step whose own next position (the torso after the step) lies within 0.5 of the "
+                   "file's label goal, an episode's last step included"),
+        Convention(_TERMINAL_FLAG.topic, _TERMINAL_FLAG.d4rl, _TERMINAL_FLAG.source,
+                   "a label on the same steps as reward 1, not an episode end; a timeout step within 0.5 carries "
+                   "both flags (readers take it as terminal)"),
+        Convention(_TIMEOUTS.topic, _TIMEOUTS.d4rl, _TIMEOUTS.source,
+                   "set on the 1000th step of every collection episode"),
+        Convention(_TFDS_COUNT.topic, _TFDS_COUNT.d4rl, _TFDS_COUNT.source,
+                   "the same rule: every terminal step closes a trajectory, so a stay near the goal is a run "
+                   "of 1-step trajectories"),
+        _NOISE, _EVALUATION,
+    ))
+
+# A generated dataset's name -> its comparison, where it is not its D4RL equivalent's alone.
+GENERATED_VARIANTS: dict[str, D4RLStats] = {"antmaze-umaze-d4rlstyle": ANTMAZE_UMAZE_D4RLSTYLE}
+
 # D4RL id -> what is published about it.
 PUBLISHED: dict[str, D4RLStats] = {row.name: row for row in (
     _row("hopper", "medium", 2187),
@@ -214,6 +247,12 @@ PUBLISHED: dict[str, D4RLStats] = {row.name: row for row in (
 def published_stats(d4rl_name: str) -> D4RLStats | None:
     """What is recorded about D4RL's ``d4rl_name`` (e.g. "hopper-medium-v2"); None if nothing."""
     return PUBLISHED.get(d4rl_name)
+
+
+def stats_for_card(card: dict) -> D4RLStats | None:
+    """What a generated dataset's card is compared with: its variant's record (GENERATED_VARIANTS,
+    by the card's name), else what is published about its D4RL equivalent."""
+    return GENERATED_VARIANTS.get(card.get("name", "")) or published_stats(card.get("d4rl_equivalent", ""))
 
 
 # ----- comparison (pure) ----------------------------------------------------------------------
@@ -249,7 +288,14 @@ def generated_values(card: dict) -> dict[str, float | None]:
 def antmaze_generated_values(card: dict) -> dict[str, float | None]:
     """The generated AntMaze dataset's value of each ANTMAZE_STATISTICS row, from its card (None if
     absent). Its rewards are 0 or 1 and a reward of 1 ends the trajectory, so the reward-1 steps of
-    its complete trajectories are the sum of their returns (mean x count)."""
+    its complete trajectories are the sum of their returns (mean x count). A card with
+    ``label_counts`` (D4RL's labels, where a step can be terminal and timeout at once) counts the
+    file's flags themselves."""
+    counts = card.get("label_counts")
+    if counts:
+        return {"reward_one_steps": counts.get("goal_steps"), "terminal_steps": counts.get("terminal_steps"),
+                "timeout_steps": counts.get("timeout_steps"),
+                "collection_episode_steps": (card.get("antmaze_config") or {}).get("episode_steps")}
     returns = card.get("returns") or {}
     trajectories = card.get("trajectories")
     reward_one = (None if returns.get("mean") is None or trajectories is None

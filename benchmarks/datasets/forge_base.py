@@ -19,7 +19,7 @@ import torch
 
 from baselines.sac import TanhGaussianActor
 from benchmarks.datasets.d4rl_io import split_points, write_d4rl
-from benchmarks.datasets.d4rl_stats import D4RLStats, comparison_markdown, published_stats
+from benchmarks.datasets.d4rl_stats import D4RLStats, comparison_markdown, stats_for_card
 from benchmarks.datasets.loading import card_path, generated_path
 from benchmarks.datasets.registry import DatasetSpec, DatasetUnavailable, data_dir
 from rlbase.checkpoint import atomic_write_bytes
@@ -150,7 +150,7 @@ def write_card(name: str, root, card: dict) -> None:
 
 def _write_markdown(name: str, root, card: dict) -> Path:
     path = card_path(name, root).with_suffix(".md")  # <name>.card.json -> <name>.card.md
-    atomic_write_bytes(path, card_markdown(card, published_stats(card.get("d4rl_equivalent", ""))).encode())
+    atomic_write_bytes(path, card_markdown(card, stats_for_card(card)).encode())
     return path
 
 
@@ -198,10 +198,14 @@ def card_markdown(card: dict, d4rl: D4RLStats | None) -> str:
     ]
     if "data_success_rate" in card:  # AntMaze
         own = card["controller_success"]
-        lines.append(f"- data success rate (trajectories reaching the evaluation goal): "
+        what = ("collection episodes reaching the evaluation goal at least once" if "label_counts" in card
+                else "trajectories reaching the evaluation goal")
+        lines.append(f"- data success rate ({what}): "
                      f"{100 * card['data_success_rate']:.1f}%; controller success rate on the evaluation task: "
                      f"{100 * own['success_rate']:.1f}% of {own['episodes']} episodes; walker: SAC after "
                      f"{card.get('walker_sac_steps')} steps")
+        if "label_counts" in card:  # D4RL's labels: how they differ, and the counts (data notes)
+            lines += [f"- {note}" for note in card.get("data_notes", [])]
         if "start_cell" in card:
             c = card["start_cell"]
             lines.append(f"- trajectories starting in the evaluation start cell (what a cloner learns the task "

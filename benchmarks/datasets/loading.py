@@ -71,6 +71,10 @@ def smoke_path(name: str, root: str | os.PathLike | None = None) -> Path:
 
 
 def d4rl_candidates(spec: DatasetSpec, root: str | os.PathLike | None = None) -> list[Path]:
+    """Where a real D4RL file of ``spec`` may be; none for a forge variant (``variant_of``): its
+    name means the forge's data, which no D4RL file is."""
+    if spec.variant_of:
+        return []
     d = data_dir(root) / "d4rl"
     underscored = spec.name.replace("-", "_") + "-v2"  # D4RL's download file name
     return [d / f"{spec.d4rl_name}.hdf5", d / f"{underscored}.hdf5"]
@@ -214,9 +218,11 @@ def _first_present(candidates: list[tuple[str, Path | str]]) -> tuple[str, Path 
 
 def _not_on_disk(spec: DatasetSpec, candidates: list, root) -> str:
     tried = ", ".join(str(w) for _, w in candidates)
+    d4rl = d4rl_candidates(spec, root)
+    bring = f"  or bring D4RL's file: put {spec.d4rl_name}.hdf5 in {d4rl[0].parent}/\n" if d4rl else ""
     return (f"dataset {spec.name!r} is not on disk (looked for: {tried}).\n"
             f"  make it here:   python -m benchmarks.datasets make {spec.name}\n"
-            f"  or bring D4RL's file: put {spec.d4rl_name}.hdf5 in {d4rl_candidates(spec, root)[0].parent}/\n"
+            f"{bring}"
             f"  (the data directory is $ODT_DATA_DIR, default ~/.cache/odt-bench/datasets)")
 
 

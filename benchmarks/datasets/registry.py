@@ -21,6 +21,7 @@ import gymnasium as gym
 import numpy as np
 
 from benchmarks.datasets.minari_spec import MinariSpec, is_minari, minari_spec
+from benchmarks.datasets.minari_spec import hyperparameter_dataset as minari_hyperparameter_dataset
 from benchmarks.datasets.scores import normalize, reference
 from rlbase.config import ConfigError
 
@@ -111,7 +112,7 @@ def route_mujoco_warnings() -> None:
 class DatasetSpec:
     name: str  # e.g. "hopper-medium"
     family: str  # "hopper" | "walker2d" | "halfcheetah" | "ant" | "antmaze"
-    level: str  # "medium" | "medium-replay" | "random" | "expert" | "umaze" | "umaze-diverse"
+    level: str  # "medium" | "medium-replay" | "random" | "expert" | "umaze" | "umaze-diverse" | "umaze-d4rlstyle"
     env_id: str
     ref_min_score: float
     ref_max_score: float
@@ -120,6 +121,9 @@ class DatasetSpec:
     d4rl_name: str  # D4RL's id, e.g. "hopper-medium-v2"
     env_kwargs: tuple = ()  # (key, value) pairs passed to gym.make
     env_notes: tuple = field(default=(), compare=False)  # how the env differs from D4RL's
+    # a variant of another registry dataset (same environment, scores and method configs) that only
+    # the forge makes: it takes that dataset's hyperparameters and never loads a real D4RL file
+    variant_of: str = ""
 
     @property
     def available(self) -> bool:
@@ -169,13 +173,15 @@ def _build() -> dict[str, DatasetSpec]:
                 max_episode_steps=1000, d4rl_name=f"{name}-v2",
                 env_kwargs=fam["env_kwargs"], env_notes=fam["notes"])
     ref = reference("antmaze")
-    for level in ("umaze", "umaze-diverse"):
+    # umaze-d4rlstyle: antmaze-umaze collected with D4RL's episode and label conventions
+    # (benchmarks/datasets/antmaze_forge.py); evaluated and scored exactly as antmaze-umaze
+    for level, base in (("umaze", ""), ("umaze-diverse", ""), ("umaze-d4rlstyle", "antmaze-umaze")):
         name = f"antmaze-{level}"
         specs[name] = DatasetSpec(
             name=name, family="antmaze", level=level, env_id=_FAMILIES["antmaze"]["env_id"],
             ref_min_score=ref.min_score, ref_max_score=ref.max_score, domain="antmaze",
-            max_episode_steps=700, d4rl_name=f"{name}-v2",
-            env_notes=_FAMILIES["antmaze"]["notes"])
+            max_episode_steps=700, d4rl_name=f"{base or name}-v2",
+            env_notes=_FAMILIES["antmaze"]["notes"], variant_of=base)
     return specs
 
 
@@ -198,6 +204,16 @@ def get_spec(name: str) -> DatasetSpec | MinariSpec:
         raise UnknownDataset(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}, "
                              f"or a local Minari dataset as minari:<id>")
     return DATASETS[name]
+
+
+def hyperparameter_dataset(name: str) -> str:
+    """The dataset whose configuration (paper row, preset scaling) a run on ``name`` uses: the
+    base dataset of a forge variant (``DatasetSpec.variant_of``), the family's row for a Minari
+    name (``minari_spec.hyperparameter_dataset``), else ``name`` itself."""
+    if is_minari(name):
+        return minari_hyperparameter_dataset(name)
+    spec = DATASETS.get(name)
+    return spec.variant_of if spec is not None and spec.variant_of else name
 
 
 def normalized_score(name: str, returns) -> np.ndarray:
