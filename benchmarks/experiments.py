@@ -72,6 +72,10 @@ Experiments (paper section in brackets):
   hopper-medium, seeds 0-4 (AntMaze: 0-2 first, 3-4 by the protocol's rule), set against
   ``table1``'s ``iql`` cells of those rows: does our IQL give CORL's results on our data. Needs
   ``ODT_CORL_SRC`` (``docs/corl.md``).
+* ``antmaze_labels`` (``PROTOCOL-antmaze-labels-cpu.md``; not in the paper): ``iql`` (seeds 0-2,
+  3-4 by the protocol's rule) and ``bc`` (0-4) at the ``cpu`` preset on ``antmaze-umaze-d4rlstyle``,
+  ``antmaze-umaze``'s collection with D4RL's episode and label conventions: is the file's labelling
+  why IQL scores ~0 on the generated U-maze.
 
 Ablations that change ODT's internals (overrides of ``odt.config`` fields) use the ``odt``
 method; the methods of ``table1``/``stability`` are taken from ``benchmarks.methods.METHODS``
@@ -420,6 +424,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("corl_iql", "Protocol PROTOCOL-corl-iql-cpu.md: CORL's IQL, unmodified, at our IQL's budget on "
                "antmaze-umaze and hopper-medium, against table1's iql cells (needs ODT_CORL_SRC)",
                5, ("antmaze-umaze", "hopper-medium"), ("corl-iql",)),
+    Experiment("antmaze_labels", "Protocol PROTOCOL-antmaze-labels-cpu.md: IQL and BC on antmaze-umaze-d4rlstyle "
+               "(D4RL's episode and label conventions), against table1's cells on antmaze-umaze",
+               5, ("antmaze-umaze-d4rlstyle",), ("iql", "bc")),
 ]}
 
 
