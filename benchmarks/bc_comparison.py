@@ -90,6 +90,10 @@ def outcome(runs: pd.DataFrame, primary: Interval | None) -> str:
     return f"neither (BC {mean:.1f}%, primary {word}): reported as it is"
 
 
+def _p(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def _ms(x: np.ndarray) -> str:
     if len(x) == 0:
         return "—"
@@ -120,10 +124,10 @@ def comparison_table(runs: pd.DataFrame) -> list[str]:
             lines.append(f"| {method} | {_ms(other)} | — | — | — | not read (fewer than 2 runs a side) |")
             continue
         primary = method == PRIMARY
-        holm = "primary" if primary else f"{adjusted[method].p_holm:.3f}"
+        holm = "primary" if primary else _p(adjusted[method].p_holm)
         word = verdict(iv, +1) if primary else ("differ" if adjusted[method].significant else "not told apart")
         lines.append(f"| {method}{' (primary)' if primary else ''} | {other.mean():.1f} (n={len(other)}) | "
-                     f"{iv.estimate:+.1f} [{iv.low:+.1f}, {iv.high:+.1f}] | {iv.p_value:.3f} | {holm} | **{word}** |")
+                     f"{iv.estimate:+.1f} [{iv.low:+.1f}, {iv.high:+.1f}] | {_p(iv.p_value)} | {holm} | **{word}** |")
     return lines
 
 
