@@ -19,8 +19,13 @@ from benchmarks import aggregate as agg
 from benchmarks.corl.comparison import corl_antmaze_seeds
 from benchmarks.experiments import TABLE1_DATASETS
 from benchmarks.intervals import Interval, difference_interval, mean_interval, read_family, verdict
-from benchmarks.official.comparison import MixedContents
-from benchmarks.reproduction import analysis_parser, complete_runs, emit
+from benchmarks.reproduction import (
+    MixedContents,
+    analysis_parser,
+    complete_runs,
+    emit_report,
+    missing_arm,
+)
 
 BC = "bc"
 ANTMAZE = "antmaze-umaze"
@@ -147,15 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = analysis_parser("python -m benchmarks.bc_comparison", __doc__, "paper_tables/bc_cpu.md", seeds=False)
     args = parser.parse_args(argv)
     runs = load(args.results, args.preset)
-    if runs.empty or not (runs.method == BC).any():
-        print(f"error: no bc runs at preset {args.preset!r} under {args.results}", file=sys.stderr)
+    if missing_arm(runs, BC, args.preset, args.results):
         return 1
-    try:
-        text = "\n".join(report_lines(runs, args.preset))
-    except MixedContents as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return emit(text, args.out)
+    return emit_report(lambda: report_lines(runs, args.preset), args.out)
 
 
 if __name__ == "__main__":

@@ -219,6 +219,30 @@ def emit(text: str, out: Path | None) -> int:
     return 0
 
 
+class MixedContents(ValueError):
+    """A row whose runs were made on two different data files (content hashes)."""
+
+
+def missing_arm(runs: pd.DataFrame, method: str, preset: str, results) -> bool:
+    """True (after saying so on stderr) when ``runs`` hold no run of ``method``: the arm a
+    comparison cannot be read without."""
+    if runs.empty or not (runs.method == method).any():
+        print(f"error: no {method} runs at preset {preset!r} under {results}", file=sys.stderr)
+        return True
+    return False
+
+
+def emit_report(lines: Callable[[], list[str]], out: Path | None) -> int:
+    """A comparison CLI's ending: :func:`emit` the report ``lines()`` builds, or exit 2 naming the
+    row and its files where that row's runs span two data files (:class:`MixedContents`)."""
+    try:
+        text = "\n".join(lines())
+    except MixedContents as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return emit(text, out)
+
+
 def curve_report_main(argv: list[str] | None, prog: str, doc: str | None, experiment: str,
                       report_lines: Callable[[pd.DataFrame, pd.DataFrame], list[str]]) -> int:
     """The whole CLI of a tuning protocol read from its runs and their curves (``dt_sizing``,

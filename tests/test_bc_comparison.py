@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from benchmarks import bc_comparison as B
-from benchmarks.official.comparison import MixedContents
+from benchmarks.reproduction import MixedContents
 
 ANT, HOP = "antmaze-umaze", "hopper-medium"
 IQL = [9.0, 0.0, 0.0, 3.0, 0.0]

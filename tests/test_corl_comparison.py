@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from benchmarks.corl import comparison as K
-from benchmarks.official.comparison import MixedContents
+from benchmarks.reproduction import MixedContents
 
 ANT, HOP = "antmaze-umaze", "hopper-medium"
 

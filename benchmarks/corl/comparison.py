@@ -22,8 +22,13 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks.intervals import Interval, difference_interval, read_family, verdict
-from benchmarks.official.comparison import MixedContents
-from benchmarks.reproduction import analysis_parser, complete_runs, emit
+from benchmarks.reproduction import (
+    MixedContents,
+    analysis_parser,
+    complete_runs,
+    emit_report,
+    missing_arm,
+)
 
 OURS, CORL = "iql", "corl-iql"
 EXPERIMENTS = {OURS: "table1", CORL: "corl_iql"}
@@ -192,15 +197,9 @@ def main(argv: list[str] | None = None) -> int:
                              seeds=False)
     args = parser.parse_args(argv)
     runs = load(args.results, args.preset)
-    if runs.empty or not (runs.method == CORL).any():
-        print(f"error: no corl-iql runs at preset {args.preset!r} under {args.results}", file=sys.stderr)
+    if missing_arm(runs, CORL, args.preset, args.results):
         return 1
-    try:
-        text = "\n".join(report_lines(runs, args.preset))
-    except MixedContents as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return emit(text, args.out)
+    return emit_report(lambda: report_lines(runs, args.preset), args.out)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,13 @@ from benchmarks.intervals import (
     equivalence,
     read_family,
 )
-from benchmarks.reproduction import analysis_parser, complete_runs, emit
+from benchmarks.reproduction import (
+    MixedContents,
+    analysis_parser,
+    complete_runs,
+    emit_report,
+    missing_arm,
+)
 
 OURS, OFFICIAL = "odt", "official-odt"
 MARGIN = 10.0  # normalised points, every locomotion row (the protocol's)
@@ -63,10 +69,6 @@ WALKER = "walker2d-medium"
 WALKER_SEEDS, WALKER_FRESH = range(10), range(5, 10)
 CURVE_READINGS = {"pretrain_last3": "mean of the last three pretraining evaluations",
                   "online_mean": "mean of the online evaluations"}
-
-
-class MixedContents(ValueError):
-    """A row whose runs were made on two different data files (content hashes)."""
 
 
 @dataclass(frozen=True)
@@ -417,16 +419,10 @@ def main(argv: list[str] | None = None) -> int:
                              "paper_tables/official_cpu.md", seeds=False)
     args = parser.parse_args(argv)
     runs = load(args.results, args.preset)
-    if runs.empty or not (runs.method == OFFICIAL).any():
-        print(f"error: no official-odt runs at preset {args.preset!r} under {args.results}", file=sys.stderr)
+    if missing_arm(runs, OFFICIAL, args.preset, args.results):
         return 1
     curves = load_curves(args.results, args.preset) if walker_complete(sourced(runs)) else None
-    try:
-        text = "\n".join(report_lines(runs, args.preset, curves))
-    except MixedContents as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return emit(text, args.out)
+    return emit_report(lambda: report_lines(runs, args.preset, curves), args.out)
 
 
 if __name__ == "__main__":
