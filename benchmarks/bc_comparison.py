@@ -18,13 +18,15 @@ import pandas as pd
 from benchmarks import aggregate as agg
 from benchmarks.corl.comparison import corl_antmaze_seeds
 from benchmarks.experiments import TABLE1_DATASETS
-from benchmarks.intervals import Interval, difference_interval, mean_interval, read_family, verdict
+from benchmarks.intervals import Interval, difference_interval, read_family, verdict
 from benchmarks.reproduction import (
     MixedContents,
     analysis_parser,
     complete_runs,
     emit_report,
+    mean_interval_cell,
     missing_arm,
+    p_cell,
 )
 
 BC = "bc"
@@ -95,27 +97,14 @@ def outcome(runs: pd.DataFrame, primary: Interval | None) -> str:
     return f"neither (BC {mean:.1f}%, primary {word}): reported as it is"
 
 
-def _p(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _ms(x: np.ndarray) -> str:
-    if len(x) == 0:
-        return "—"
-    if len(x) < 2:
-        return f"{x.mean():.1f} (n=1)"
-    iv = mean_interval(x)
-    return f"{x.mean():.1f} [{iv.low:.1f}, {iv.high:.1f}] (n={len(x)})"
-
-
 def rows_table(runs: pd.DataFrame) -> list[str]:
     head = "| row | BC, mean [95% t] | BC per seed | " + " | ".join(BESIDE) + " |"
     lines = [head, "|---|---|---|" + "---|" * len(BESIDE)]
     for dataset in TABLE1_DATASETS:
         bc = values(runs, BC, dataset)
-        beside = " | ".join(_ms(values(runs, m, dataset)) for m in BESIDE)
+        beside = " | ".join(mean_interval_cell(values(runs, m, dataset)) for m in BESIDE)
         seeds = ", ".join(f"{v:.1f}" for v in bc) or "—"
-        lines.append(f"| {dataset} | {_ms(bc)} | {seeds} | {beside} |")
+        lines.append(f"| {dataset} | {mean_interval_cell(bc)} | {seeds} | {beside} |")
     return lines
 
 
@@ -126,13 +115,13 @@ def comparison_table(runs: pd.DataFrame) -> list[str]:
     for method, iv in found.items():
         other = values(runs, method, ANTMAZE)
         if iv is None:
-            lines.append(f"| {method} | {_ms(other)} | — | — | — | not read (fewer than 2 runs a side) |")
+            lines.append(f"| {method} | {mean_interval_cell(other)} | — | — | — | not read (fewer than 2 runs a side) |")
             continue
         primary = method == PRIMARY
-        holm = "primary" if primary else _p(adjusted[method].p_holm)
+        holm = "primary" if primary else p_cell(adjusted[method].p_holm)
         word = verdict(iv, +1) if primary else ("differ" if adjusted[method].significant else "not told apart")
         lines.append(f"| {method}{' (primary)' if primary else ''} | {other.mean():.1f} (n={len(other)}) | "
-                     f"{iv.estimate:+.1f} [{iv.low:+.1f}, {iv.high:+.1f}] | {_p(iv.p_value)} | {holm} | **{word}** |")
+                     f"{iv.estimate:+.1f} [{iv.low:+.1f}, {iv.high:+.1f}] | {p_cell(iv.p_value)} | {holm} | **{word}** |")
     return lines
 
 

@@ -48,7 +48,7 @@ import pandas as pd
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
 from benchmarks.experiments import TABLE1_DATASETS
-from benchmarks.intervals import Claim, Interval, Reading, combination_interval, read_claims
+from benchmarks.intervals import Claim, Interval, Reading, combination_interval, mean_interval, read_claims
 from benchmarks.tables import write_text
 from rlbase.presets import PRESETS
 
@@ -146,17 +146,18 @@ class Verdict:
         # the test behind supports / contradicts: against 0, or (a claim of no difference) against the margin
         test = "p" if r.claim.expected_sign is not None else f"p(beyond ±{r.claim.margin:g})"
         if self.primary:
-            parts = [f"primary; {test} {_p(r.p_difference)}"]
+            parts = [f"primary; {test} {p_cell(r.p_difference)}"]
             if r.p_equivalence is not None:
-                parts.append(f"TOST ±{r.claim.margin:g} p {_p(r.p_equivalence)}")
+                parts.append(f"TOST ±{r.claim.margin:g} p {p_cell(r.p_equivalence)}")
         else:
-            parts = [f"{test} {_p(r.p_difference)}, Holm {_p(r.p_difference_holm)}"]
+            parts = [f"{test} {p_cell(r.p_difference)}, Holm {p_cell(r.p_difference_holm)}"]
             if r.p_equivalence is not None:
-                parts.append(f"TOST ±{r.claim.margin:g} p {_p(r.p_equivalence)}, Holm {_p(r.p_equivalence_holm)}")
+                parts.append(f"TOST ±{r.claim.margin:g} p {p_cell(r.p_equivalence)}, Holm {p_cell(r.p_equivalence_holm)}")
         return f"{word} ({'; '.join(parts)})"
 
 
-def _p(p: float | None) -> str:
+def p_cell(p: float | None) -> str:
+    """A report's p-value cell: three decimals, '<0.001' below that, '—' where there is none."""
     return "—" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
@@ -444,6 +445,17 @@ def number_cell(x: float | None, spec: str = ".0f") -> str:
     """A report's table cell: ``x`` formatted by ``spec`` (default a whole number), '—' where there
     is no number (None or nan: nothing gave one; inf: never)."""
     return format(x, spec) if x is not None and np.isfinite(x) else "—"
+
+
+def mean_interval_cell(x: np.ndarray) -> str:
+    """A report's cell for one arm's values: the mean and its 95% t-interval with n; the value
+    alone at n = 1, '—' at n = 0."""
+    if len(x) == 0:
+        return "—"
+    if len(x) < 2:
+        return f"{x.mean():.1f} (n=1)"
+    iv = mean_interval(x)
+    return f"{x.mean():.1f} [{iv.low:.1f}, {iv.high:.1f}] (n={len(x)})"
 
 
 def seed_projection_lines(runs: pd.DataFrame, datasets: Sequence[str]) -> list[str]:
