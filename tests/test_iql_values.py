@@ -39,3 +39,12 @@ def test_value_rises_skips_goal_steps_unreached_steps_and_trajectory_seams():
     assert value_rises(v, k, lengths) == 1.0
     v2 = np.array([-1.0, -2.0, 0.0, -5.0, -9.0, -1.0])
     assert value_rises(v2, k, lengths) == 0.5
+
+
+def test_action_mse_is_per_dimension_over_all_states():
+    from rlbase.trajectories import Trajectories
+    obs = np.zeros((4, 3), dtype=np.float32)
+    acts = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 2.0], [0.0, 0.0]], dtype=np.float32)
+    data = Trajectories(obs, acts, np.zeros(4, dtype=np.float32), np.array([4]), np.array([False]))
+    from studies.iql_values.analysis import action_mse
+    assert action_mse(lambda o: np.zeros((len(o), 2)), data) == pytest.approx((1 + 4) / 8)

@@ -20,7 +20,10 @@ own data file and reports, over the file's states:
 * the actor's weights min(exp(temperature * (min Q_target(s, a) - V(s))), max_weight) on the
   file's transitions: ``ess_256``, the effective sample size (sum w)^2 / sum w^2 of a uniform
   batch of 256 (mean over batches; 256 when every weight is equal), ``clipped`` the fraction at
-  max_weight, ``adv_sd`` the advantages' standard deviation.
+  max_weight, ``adv_sd`` the advantages' standard deviation;
+* ``action_mse``: how closely the policy's mean action imitates the file, the squared error
+  against the file's action per dimension, averaged over its states. A complete ``bc`` run may be
+  given too: it gets this column only, the level plain imitation reaches on the same file.
 
 Descriptive only: it tests no claim. It needs the runs' checkpoints (they stay on the machine that
 ran them) and their data files in the dataset cache.
@@ -94,8 +97,15 @@ def _batched(fn, *arrays: np.ndarray) -> np.ndarray:
     return np.concatenate(parts).astype(np.float64)
 
 
+def action_mse(act, data: Trajectories) -> float:
+    """The mean over states and action dimensions of (act(s) - a)^2 on the file's (s, a)."""
+    sq = [np.square(act(data.observations[i:i + CHUNK]) - data.actions[i:i + CHUNK]).sum()
+          for i in range(0, data.num_steps, CHUNK)]
+    return float(np.sum(sq) / data.actions.size)
+
+
 def probe(agent, data: Trajectories, rng: np.random.Generator) -> dict:
-    """The module doc's numbers for one trained agent on its data."""
+    """The module doc's numbers for one trained IQL agent on its data."""
     c = agent.cfg
     k = steps_to_goal(data.rewards > 0, data.lengths)
     v = _batched(lambda o: agent.value(agent._inputs(o)), data.observations)
@@ -118,16 +128,18 @@ def probe(agent, data: Trajectories, rng: np.random.Generator) -> dict:
     row["V unreached"] = f"{v[~reached].mean():.1f}" if (~reached).any() else "—"
     cells = cells_to_goal(data.observations[:, :2], cell_to_xy(GOAL_CELL))
     row["V@cells 0..6"] = " ".join(f"{v[cells == n].mean():.0f}" if (cells == n).any() else "—" for n in range(7))
+    row["action_mse"] = action_mse(lambda o: agent.act(o, sample=False), data)
     return row
 
 
 def run_row(directory: Path) -> dict:
-    """One complete IQL run's row: its spec, where it ran, and :func:`probe` at its last checkpoint."""
+    """One complete run's row: its spec, where it ran, and at its last checkpoint :func:`probe`
+    (IQL) or :func:`action_mse` alone (BC)."""
     from benchmarks.methods import build_agent
     directory = Path(directory)
     spec = RunSpec.from_dict(rec.read_spec(directory))
-    if spec.method != "iql" or not rec.is_complete(directory):
-        raise ValueError(f"{directory}: not a complete iql run")
+    if spec.method not in ("iql", "bc") or not rec.is_complete(directory):
+        raise ValueError(f"{directory}: not a complete iql or bc run")
     loaded = CheckpointManager(directory / rec.CHECKPOINTS).load_latest()
     if loaded.state is None:
         raise FileNotFoundError(f"{directory}: no readable checkpoint (checkpoints stay on the machine that ran it)")
@@ -136,12 +148,15 @@ def run_row(directory: Path) -> dict:
                         progress=False)
     try:
         agent.load_state_dict(loaded.state["agent"])
-        found = probe(agent, data.trajectories, np.random.default_rng(spec.seed))
+        if spec.method == "iql":
+            found = probe(agent, data.trajectories, np.random.default_rng(spec.seed))
+        else:
+            found = {"action_mse": action_mse(agent.act, data.trajectories)}
     finally:
         agent.close()
     ran = origin(rec.read_json(directory / rec.ENVIRONMENT).get("attempts", []), rec.read_json(directory / rec.PROVENANCE))
     record = rec.read_record(directory)
-    return {"dataset": spec.dataset, "seed": spec.seed, "data_file": ran["data_file"], "code": ran["code"],
+    return {"method": spec.method, "dataset": spec.dataset, "seed": spec.seed, "data_file": ran["data_file"], "code": ran["code"],
             "updates": agent.counters.updates, "offline_score": record.get("offline_score"), **found}
 
 
@@ -154,8 +169,9 @@ def markdown(table: pd.DataFrame) -> str:
             "`V@k` cells: V's mean over those states / v*(mean k) = -(1 - 0.99^k) / 0.01; `spearman_v_k`: rank "
             "correlation of V with -k over states that reach a goal step; `v_rises`: fraction of their steps along "
             "which V increases; `ess_256`: effective sample size of the actor's weights in a batch of 256; "
-            "`clipped`: fraction of weights at the clip. Descriptive only (see the module doc).\n\n")
-    cell = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)  # noqa: E731
+            "`clipped`: fraction of weights at the clip; `action_mse`: the mean action's squared error against the file's, per dimension (BC rows: this alone). Descriptive only (see the module doc).\n\n")
+    cell = lambda v: str(v) if not isinstance(v, float) else "—" if np.isnan(v) else (  # noqa: E731
+        f"{v:.0f}" if v.is_integer() else f"{v:.3f}")
     cols = list(table.columns)
     rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     rows += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for _, r in table.iterrows()]
@@ -165,7 +181,8 @@ def markdown(table: pd.DataFrame) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m studies.iql_values.analysis", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("runs", nargs="+", type=Path, help="complete IQL run directories on AntMaze (each with checkpoints/)")
+    p.add_argument("runs", nargs="+", type=Path,
+                   help="complete IQL (or BC: action_mse only) run directories on a U-maze file, each with checkpoints/")
     p.add_argument("--out", type=Path, default=None, help="also write a Markdown page (e.g. paper_tables/iql_values_cpu.md)")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
@@ -180,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         print("error: no run could be probed", file=sys.stderr)
         return 2
-    table = pd.DataFrame(rows).sort_values(["dataset", "seed"])
+    table = pd.DataFrame(rows).sort_values(["dataset", "method", "seed"])
     print(table.to_string(index=False))
     if args.out is not None:
         args.out.write_text(markdown(table))
