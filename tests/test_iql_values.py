@@ -8,7 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from studies.iql_values.analysis import effective_sample_size, ideal_value, steps_to_goal, value_rises
+from rlbase.trajectories import Trajectories
+from studies.iql_values.analysis import (
+    action_mse,
+    effective_sample_size,
+    ideal_value,
+    steps_to_goal,
+    value_rises,
+)
 
 
 def test_steps_to_goal_stays_inside_each_trajectory():
@@ -42,9 +49,7 @@ def test_value_rises_skips_goal_steps_unreached_steps_and_trajectory_seams():
 
 
 def test_action_mse_is_per_dimension_over_all_states():
-    from rlbase.trajectories import Trajectories
     obs = np.zeros((4, 3), dtype=np.float32)
     acts = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 2.0], [0.0, 0.0]], dtype=np.float32)
     data = Trajectories(obs, acts, np.zeros(4, dtype=np.float32), np.array([4]), np.array([False]))
-    from studies.iql_values.analysis import action_mse
     assert action_mse(lambda o: np.zeros((len(o), 2)), data) == pytest.approx((1 + 4) / 8)

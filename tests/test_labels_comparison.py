@@ -14,7 +14,7 @@ from benchmarks import labels_comparison as L
 from benchmarks.reproduction import MixedContents
 
 NEW, OLD = "antmaze-umaze-d4rlstyle", "antmaze-umaze"
-O = [9.0, 0.0, 0.0, 3.0, 0.0]
+ARM_O = [9.0, 0.0, 0.0, 3.0, 0.0]
 BO = [61.0, 66.0, 57.0, 55.0, 55.0]
 
 
@@ -25,7 +25,7 @@ def run(method, dataset, seed, score, data_file=None):
 
 
 def frame(labels, bl=(60.0, 62.0, 58.0, 64.0, 59.0)) -> pd.DataFrame:
-    rows = [run("iql", OLD, s, v) for s, v in enumerate(O)] + [run("bc", OLD, s, v) for s, v in enumerate(BO)]
+    rows = [run("iql", OLD, s, v) for s, v in enumerate(ARM_O)] + [run("bc", OLD, s, v) for s, v in enumerate(BO)]
     rows += [run("iql", NEW, s, v) for s, v in enumerate(labels)] + [run("bc", NEW, s, v) for s, v in enumerate(bl)]
     return pd.DataFrame(rows)
 
@@ -41,8 +41,8 @@ def test_seed_rule_stops_at_three_only_twenty_points_above_arm_o():
 def test_primary_is_welch_on_the_rule_seeds_and_secondaries_get_holm():
     labels, bl = [30.0, 35.0, 40.0], [60.0, 62.0, 58.0, 64.0, 59.0]
     found = L.comparisons(frame(labels, bl))
-    welch = stats.ttest_ind(labels, O, equal_var=False)
-    assert found[("L", "O")].estimate == pytest.approx(np.mean(labels) - np.mean(O))
+    welch = stats.ttest_ind(labels, ARM_O, equal_var=False)
+    assert found[("L", "O")].estimate == pytest.approx(np.mean(labels) - np.mean(ARM_O))
     assert found[("L", "O")].p_value == pytest.approx(welch.pvalue)
     p1 = stats.ttest_ind(bl, BO, equal_var=False).pvalue
     p2 = stats.ttest_ind(labels, bl, equal_var=False).pvalue
