@@ -48,7 +48,14 @@ import pandas as pd
 from benchmarks import aggregate as agg
 from benchmarks import records as rec
 from benchmarks.experiments import TABLE1_DATASETS
-from benchmarks.intervals import Claim, Interval, Reading, combination_interval, mean_interval, read_claims
+from benchmarks.intervals import (
+    Claim,
+    Interval,
+    Reading,
+    combination_interval,
+    mean_interval,
+    read_claims,
+)
 from benchmarks.tables import write_text
 from rlbase.presets import PRESETS
 
