@@ -46,13 +46,15 @@ def _count(value: Any) -> int:
 def budget_of(config: Any) -> Budget:
     """The budget in a config as its run records it (``config.json``): ODT's and DT's
     ``pretrain_updates`` and ``online.*``, IQL's ``offline_updates`` and ``online_samples``, SAC's
-    ``online_samples``; an ``official-odt`` config carries the ODT config it runs under ``odt``."""
+    ``online_samples``, BC's ``updates`` (offline only); an ``official-odt`` config carries the ODT
+    config it runs under ``odt``."""
     if not isinstance(config, dict):
         return Budget()
     if isinstance(config.get("odt"), dict):
         config = config["odt"]
     online = config["online"] if isinstance(config.get("online"), dict) else config
-    return Budget(_count(config.get("pretrain_updates", config.get("offline_updates"))),
+    offline = config.get("pretrain_updates", config.get("offline_updates", config.get("updates")))
+    return Budget(_count(offline),
                   _count(online.get("online_samples")), _count(online.get("online_updates")))
 
 

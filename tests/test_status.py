@@ -197,6 +197,9 @@ def test_budgets_of_each_config_layout():
     assert rp.budget_of(iql) == rp.Budget(iql["offline_updates"], iql["online_samples"], 0)
     sac = job_mod.config_dict(job_mod.spec_config(RunSpec("t", "sac", "hopper-medium", 0, "smoke")))
     assert rp.budget_of(sac) == rp.Budget(0, sac["online_samples"], 0)
+    bc = job_mod.config_dict(job_mod.spec_config(RunSpec("t", "bc", "hopper-medium", 0, "smoke")))
+    assert rp.budget_of(bc) == rp.Budget(bc["updates"], 0, 0)  # offline only: a fresh run has all of it left
+    assert rp.work_fraction(0, 0, rp.budget_of(bc), 1.0) == 0.0
     assert not rp.budget_of(job_mod.config_dict(job_mod.spec_config(RunSpec("t", "dt", "hopper-medium", 0, "smoke")))).has_online
     assert rp.budget_of(_config(spec, online_updates=70)).online_updates == 70
     assert rp.budget_of(None) == rp.Budget()
