@@ -76,6 +76,9 @@ Experiments (paper section in brackets):
   3-4 by the protocol's rule) and ``bc`` (0-4) at the ``cpu`` preset on ``antmaze-umaze-d4rlstyle``,
   ``antmaze-umaze``'s collection with D4RL's episode and label conventions: is the file's labelling
   why IQL scores ~0 on the generated U-maze.
+* ``antmaze_actor`` (``PROTOCOL-antmaze-actor-cpu.md``; not in the paper): ``iql`` on
+  ``antmaze-umaze`` with uniform advantage weights (temperature 0.001) and no online phase,
+  seeds 0-4: can IQL's own actor imitate the file where BC's network does.
 
 Ablations that change ODT's internals (overrides of ``odt.config`` fields) use the ``odt``
 method; the methods of ``table1``/``stability`` are taken from ``benchmarks.methods.METHODS``
@@ -427,6 +430,10 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("antmaze_labels", "Protocol PROTOCOL-antmaze-labels-cpu.md: IQL and BC on antmaze-umaze-d4rlstyle "
                "(D4RL's episode and label conventions), against table1's cells on antmaze-umaze",
                5, ("antmaze-umaze-d4rlstyle",), ("iql", "bc")),
+    Experiment("antmaze_actor", "Protocol PROTOCOL-antmaze-actor-cpu.md: IQL on antmaze-umaze with uniform advantage "
+               "weights (temperature 0.001), against table1's IQL and BC",
+               5, ("antmaze-umaze",), ("iql",),
+               variants=lambda m, d, p: [("temperature=0.001", _ov(temperature=0.001, online_samples=0), ())]),
 ]}
 
 
