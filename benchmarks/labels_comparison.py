@@ -12,17 +12,15 @@ A record on a file other than the protocol's is refused.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from benchmarks import aggregate as agg
+from benchmarks import arm_sets
+from benchmarks.arm_sets import Arm
 from benchmarks.intervals import Interval, difference_interval, read_family, verdict
 from benchmarks.reproduction import (
-    MixedContents,
     analysis_parser,
-    complete_runs,
     emit_report,
     mean_interval_cell,
     missing_arm,
@@ -36,52 +34,27 @@ SEED_RULE_POINTS = 20.0  # arm L stops at three seeds when their mean is this fa
 RESCUED_FROM, FAILS_BELOW = 15.0, 5.0  # the outcomes' thresholds on L's mean success, in %
 METRIC = "offline_score"  # success in % at the end of the offline phase (100 episodes)
 
-
-@dataclass(frozen=True)
-class Arm:
-    name: str
-    method: str
-    dataset: str
-    experiment: str
-
-
-ARMS = {a.name: a for a in (Arm("L", "iql", LABELS, "antmaze_labels"), Arm("O", "iql", ORIGINAL, "table1"),
-                             Arm("BL", "bc", LABELS, "antmaze_labels"), Arm("BO", "bc", ORIGINAL, "table1"))}
+ARMS = {a.name: a for a in (Arm("L", "iql", LABELS, "antmaze_labels", CONTENTS[LABELS]),
+                             Arm("O", "iql", ORIGINAL, "table1", CONTENTS[ORIGINAL]),
+                             Arm("BL", "bc", LABELS, "antmaze_labels", CONTENTS[LABELS]),
+                             Arm("BO", "bc", ORIGINAL, "table1", CONTENTS[ORIGINAL]))}
 PRIMARY = ("L", "O")
 SECONDARY = (("BL", "BO"), ("L", "BL"))
 
 
 def load(results, preset: str) -> pd.DataFrame:
     """The four arms' runs: the experiment's own and Table 1's antmaze-umaze cells."""
-    frames = []
-    for experiment in ("antmaze_labels", "table1"):
-        runs = agg.load_runs(results, preset, experiment)
-        if not runs.empty:
-            mine = [a for a in ARMS.values() if a.experiment == experiment]
-            keep = np.zeros(len(runs), dtype=bool)
-            for a in mine:
-                keep |= ((runs.method == a.method) & (runs.dataset == a.dataset)).to_numpy()
-            frames.append(runs[keep])
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["method", "dataset", "seed"])
+    return arm_sets.load(results, preset, ARMS.values())
 
 
 def check_contents(runs: pd.DataFrame) -> None:
     """Raise :class:`MixedContents` naming the runs made on a file other than the protocol's."""
-    if "data_file" not in runs:
-        return
-    for dataset, content in CONTENTS.items():
-        cell = runs[runs.dataset == dataset]
-        stray = cell[cell.data_file.notna() & (cell.data_file != content)]
-        if not stray.empty:
-            raise MixedContents(f"{dataset!r} is not read: runs {', '.join(sorted(stray.run_id))} name "
-                                f"{', '.join(sorted(set(stray.data_file)))}, the protocol's file is {content}")
+    arm_sets.check_contents(runs, ARMS)
 
 
 def values(runs: pd.DataFrame, arm: str, seeds, metric: str = METRIC) -> np.ndarray:
     """An arm's complete scores on ``seeds``, in seed order."""
-    a = ARMS[arm]
-    cell = complete_runs(runs, a.method, a.dataset)
-    return cell[cell.seed.isin(list(seeds))].sort_values("seed")[metric].dropna().to_numpy(dtype=float)
+    return arm_sets.values(runs, ARMS[arm], seeds, metric)
 
 
 def labels_seeds(runs: pd.DataFrame) -> range | None:

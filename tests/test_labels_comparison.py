@@ -19,7 +19,8 @@ BO = [61.0, 66.0, 57.0, 55.0, 55.0]
 
 
 def run(method, dataset, seed, score, data_file=None):
-    return {"preset": "cpu", "method": method, "dataset": dataset, "seed": seed,
+    experiment = "antmaze_labels" if dataset == NEW else "table1"
+    return {"preset": "cpu", "experiment": experiment, "method": method, "dataset": dataset, "seed": seed,
             "run_id": f"{method}__{dataset}__s{seed}", "status": "complete", "offline_score": float(score),
             "final_score": float(score) + 1.0, "data_file": data_file or {NEW: "7fca558f", OLD: "b7b9dc8f"}[dataset]}
 
