@@ -340,3 +340,10 @@ def test_timing_from_records_pairs_complete_single_attempt_runs_by_seed(tmp_path
     assert out["odt_wall_ms_per_update"]["median"] == pytest.approx(600.0 / 6000 * 1000)
     assert out["official-odt_wall_ms_per_update"]["max"] == pytest.approx(1500.0 / 7000 * 1000)
     assert "cpu_s" not in "".join(out)  # records keep no CPU time: none is reported
+
+
+def test_timing_overrides_reach_our_command_only():
+    from benchmarks.official import timing
+    ours = timing.command("odt", "hopper-medium", "cpu", 100, 1, Path("o.json"), ["precision=bf16"])
+    assert ours[ours.index("--set") + 1:] == ["precision=bf16"]
+    assert "--set" not in timing.command("official-odt", "hopper-medium", "cpu", 100, 1, Path("o.json"))

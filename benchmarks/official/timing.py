@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -44,18 +45,24 @@ class Timed:
     final_score: float | None
 
 
-def command(method: str, dataset: str, preset: str, seed: int, threads: int, out: Path) -> list[str]:
+def command(method: str, dataset: str, preset: str, seed: int, threads: int, out: Path,
+            overrides: Sequence[str] = ()) -> list[str]:
+    """The whole-run command of one method; ``overrides`` (FIELD=VALUE) go to its ``--set``."""
     return [sys.executable, "-m", "benchmarks.methods", method, dataset, "--preset", preset,
-            "--seed", str(seed), "--threads", str(threads), "--out", str(out)]
+            "--seed", str(seed), "--threads", str(threads), "--out", str(out),
+            *(["--set", *overrides] if overrides else [])]
 
 
-def run_pair(dataset: str, preset: str, seed: int, threads: int, scratch: Path) -> list[Timed]:
-    """Both methods at once, each in its own process; their times from ``wait4``'s rusage."""
+def run_pair(dataset: str, preset: str, seed: int, threads: int, scratch: Path,
+             ours_overrides: Sequence[str] = ()) -> list[Timed]:
+    """Both methods at once, each in its own process; their times from ``wait4``'s rusage. Ours
+    runs with ``ours_overrides`` (e.g. ``precision=bf16``), the official code as it is."""
     started, children = {}, {}
     for method in METHODS:
         out = scratch / f"{method}-s{seed}.json"
         started[method] = time.perf_counter()
-        children[method] = (subprocess.Popen(command(method, dataset, preset, seed, threads, out),
+        overrides = ours_overrides if method == "odt" else ()
+        children[method] = (subprocess.Popen(command(method, dataset, preset, seed, threads, out, overrides),
                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), out)
     timed = []
     for method, (child, out) in children.items():
@@ -120,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3, help="pairs of whole runs (default 3)")
     p.add_argument("--first-seed", type=int, default=100, help="seed of the first round (default 100: tuning seeds)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of each run (default 1)")
+    p.add_argument("--ours-set", nargs="+", default=[], metavar="FIELD=VALUE",
+                   help="overrides of our runs only, e.g. precision=bf16 (the official code runs as it is)")
     p.add_argument("--scratch", type=Path, default=Path("/tmp/official-timing"), help="where each run's JSON goes")
     p.add_argument("--out", type=Path, required=True, help="JSON of every round and the medians (the report keeps its in paper_tables/perf/data/)")
     p.add_argument("--from-records", metavar="EXPERIMENT", default=None,
@@ -135,10 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     for i in range(args.rounds):
         seed = args.first_seed + i
         print(f"round {i + 1}/{args.rounds}: seed {seed}, {' and '.join(METHODS)} at once", flush=True)
-        rounds.append(run_pair(args.dataset, args.preset, seed, args.threads, args.scratch))
+        rounds.append(run_pair(args.dataset, args.preset, seed, args.threads, args.scratch, args.ours_set))
         for t in rounds[-1]:
             print(f"  {t.method}: wall {t.wall_s:.0f} s, CPU {t.cpu_s:.0f} s, {t.updates} updates", flush=True)
-    report = {"dataset": args.dataset, "preset": args.preset, "threads": args.threads,
+    report = {"dataset": args.dataset, "preset": args.preset, "threads": args.threads, "ours_overrides": args.ours_set,
               "official_source": {"commit": source.commit, "sha256": source.sha256, "env": SOURCE_ENV},
               "project_commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip(),
               "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
