@@ -17,6 +17,8 @@ own data file and reports, over the file's states:
 * ``V@cells``: V's mean by the maze cells between the torso's cell and the goal cell's (a
   shortest path of free cells; 6 from the U-maze's start, 0 in the goal's cell): the layout's
   distance, whatever the trajectory did next (the U-maze's goal cell, so U-maze files only);
+  ``v*@cells`` beside it: v* at the median k of each cell's states that reach a goal step, what
+  the file's own paths are worth there;
 * the actor's weights min(exp(temperature * (min Q_target(s, a) - V(s))), max_weight) on the
   file's transitions: ``ess_256``, the effective sample size (sum w)^2 / sum w^2 of a uniform
   batch of 256 (mean over batches; 256 when every weight is equal), ``clipped`` the fraction at
@@ -128,6 +130,9 @@ def probe(agent, data: Trajectories, rng: np.random.Generator) -> dict:
     row["V unreached"] = f"{v[~reached].mean():.1f}" if (~reached).any() else "—"
     cells = cells_to_goal(data.observations[:, :2], cell_to_xy(GOAL_CELL))
     row["V@cells 0..6"] = " ".join(f"{v[cells == n].mean():.0f}" if (cells == n).any() else "—" for n in range(7))
+    row["v*@cells 0..6"] = " ".join(  # the file's own paths: v* at the median k of each cell's reaching states
+        f"{ideal_value(np.median(k[reached & (cells == n)]), c.discount) + 0.0:.0f}"
+        if (reached & (cells == n)).any() else "—" for n in range(7))
     row["action_mse"] = action_mse(lambda o: agent.act(o, sample=False), data)
     return row
 
