@@ -52,6 +52,7 @@ from benchmarks.job import load_data, spec_config
 from rlbase.checkpoint import CheckpointManager
 from rlbase.trajectories import Trajectories
 from studies.reach.analysis import cells_to_goal
+from studies.run_rows import markdown_table, rows_of
 
 K_BINS = (0, 1, 50, 100, 200, 400, 10**9)  # bin edges of k, the steps to the next goal step
 BATCH = 256  # the preset's batch size, for the effective sample size
@@ -178,10 +179,7 @@ def markdown(table: pd.DataFrame) -> str:
             "`clipped`: fraction of weights at the clip; `action_mse`: the mean action's squared error against the file's, per dimension (BC rows: this alone). Descriptive only (see the module doc).\n\n")
     cell = lambda v: str(v) if not isinstance(v, float) else "—" if np.isnan(v) else (  # noqa: E731
         f"{v:.0f}" if v.is_integer() else f"{v:.3f}")
-    cols = list(table.columns)
-    rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    rows += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for _, r in table.iterrows()]
-    return head + "\n".join(rows) + "\n"
+    return head + markdown_table(table, cell) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,14 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None, help="also write a Markdown page (e.g. paper_tables/iql_values_cpu.md)")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    rows, failed = [], 0
-    for directory in args.runs:
-        try:
-            rows.append(run_row(directory))
-            print(f"{directory.name}: done", file=sys.stderr, flush=True)
-        except (FileNotFoundError, ValueError, KeyError) as exc:
-            failed += 1
-            print(f"skipped: {exc}", file=sys.stderr, flush=True)
+    rows, failed = rows_of(args.runs, run_row)
     if not rows:
         print("error: no run could be probed", file=sys.stderr)
         return 2

@@ -48,6 +48,7 @@ from benchmarks.datasets.antmaze import U_MAZE, bfs_path, xy_to_cell
 from benchmarks.experiments import RunSpec
 from benchmarks.job import load_data, spec_config
 from rlbase.checkpoint import CheckpointManager
+from studies.run_rows import markdown_table, rows_of
 
 
 @dataclass(frozen=True)
@@ -201,11 +202,8 @@ def markdown(table: pd.DataFrame) -> str:
             "distance to the goal, `*_cells` the maze cells between the ant's cell and the goal's (6 from "
             "the U-maze's start; `episodes_by_fewest_cells` counts episodes by the fewest they reached). `code` and `data_file` are where the run ran (its git sha, its data "
             "file's content hash). Descriptive only.\n\n")
-    cols = [c for c in table.columns if c != "run"]
     cell = lambda v: f"{v:.2f}" if isinstance(v, float) else str(v)  # noqa: E731
-    rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    rows += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for _, r in table.iterrows()]
-    return head + "\n".join(rows) + "\n"
+    return head + markdown_table(table.drop(columns=["run"], errors="ignore"), cell) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -217,14 +215,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="also write it as a Markdown page saying how it was made (e.g. paper_tables/reach_antmaze_cpu.md)")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    rows, failed = [], 0
-    for directory in args.runs:
-        try:
-            rows.append(reach_row(directory))
-            print(f"{directory.name}: replayed={rows[-1]['replayed']}", file=sys.stderr, flush=True)
-        except (FileNotFoundError, ValueError, KeyError) as exc:
-            failed += 1
-            print(f"skipped: {exc}", file=sys.stderr, flush=True)
+    rows, failed = rows_of(args.runs, reach_row, lambda r: f"replayed={r['replayed']}")
     if not rows:
         print("error: no run could be replayed", file=sys.stderr)
         return 2
