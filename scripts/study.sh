@@ -4,7 +4,8 @@
 # outlive a sitting".
 #
 #   scripts/study.sh setup COMMIT [--force]      clone this repository at COMMIT into $STUDY_DIR, make install
-#   scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished)
+#   scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished);
+#                                                with --dry-run, print its plan here and launch nothing
 #   scripts/study.sh status [ARGS...]            python -m benchmarks.status on the study's results root
 #   scripts/study.sh stop [EXPERIMENT]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
 #
@@ -26,7 +27,8 @@ usage() {
     [[ $code == 0 ]] || exec >&2
     cat <<'EOF'
 usage: scripts/study.sh setup COMMIT [--force]      clone this repository at COMMIT into $STUDY_DIR, make install
-       scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished)
+       scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished;
+                                                    --dry-run prints the plan in the foreground, launches nothing)
        scripts/study.sh status [ARGS...]            python -m benchmarks.status on the study's results root
        scripts/study.sh stop [EXPERIMENT]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
 STUDY_DIR (default $HOME/odt-study), ODT_RESULTS (default $HOME/odt-runs); see docs/running.md
@@ -105,6 +107,10 @@ cmd_start() {
     [[ "$experiment" =~ ^[A-Za-z0-9_.-]+$ ]] || die "start: $experiment is not an experiment name"
     [[ -x "$STUDY_DIR/.venv/bin/python" ]] \
         || die "start: no study clone at $STUDY_DIR (its .venv/bin/python); run scripts/study.sh setup COMMIT first"
+    if [[ " $* " == *" --dry-run "* ]]; then  # the plan only: in the foreground, no pid file, no log
+        cd "$STUDY_DIR" && ODT_RESULTS="$RESULTS" exec .venv/bin/python -m benchmarks.run "$experiment" \
+            --executor local --threads 1 --parallel 2 --results "$RESULTS" "$@"
+    fi
     mkdir -p "$RESULTS/_logs"
     pidfile="$(pid_file "$experiment")"
     if alive "$pidfile"; then

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(shutil.which("setsid") is None or shutil.which("
 
 STAND_IN = """#!/bin/bash
 { echo "cwd=$PWD"; echo "results=$ODT_RESULTS"; printf 'arg=%s\\n' "$@"; } > "$STUDY_TEST_OUT"
-[[ "$2" == benchmarks.run ]] || exit 0
+[[ "$2" == benchmarks.run && " $* " != *" --dry-run "* ]] || exit 0
 trap 'kill $child 2>/dev/null; exit 143' TERM
 sleep 120 & child=$!
 wait $child
@@ -192,3 +192,15 @@ def test_setup_pins_the_clone_and_refuses_to_move_it_unless_forced(tmp_path):
     forced = _study(env, "setup", second, "--force")
     assert forced.returncode == 0, forced.stderr
     assert _git(study, "rev-parse", "HEAD") == second
+
+
+def test_start_with_dry_run_prints_the_plan_in_the_foreground_and_launches_nothing(tmp_path):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path)
+    out = _study(env, "start", "antmaze_actor", "--preset", "cpu", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
+    assert called[:3] == ["-m", "benchmarks.run", "antmaze_actor"] and "--dry-run" in called
+    assert "--yes" not in called  # nothing is confirmed on the user's behalf
+    assert not (tmp_path / "runs" / "_logs" / "study-antmaze_actor.pid").exists()
+    assert "started" not in out.stdout
