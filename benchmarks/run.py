@@ -167,15 +167,16 @@ def _options(args: argparse.Namespace) -> LaunchOptions:
         reuse_pretraining=not args.fresh_pretraining).validate()
 
 
-def _plan(args: argparse.Namespace, preset: str) -> list[RunSpec]:
-    """The experiment's specs with the --set overrides, every config built once (ConfigError names
-    the field), without the datasets whose environment is not installed (reported)."""
+def plan(args: argparse.Namespace, preset: str, check: bool = True) -> list[RunSpec]:
+    """The experiment's specs with the --set overrides, every config built once where ``check``
+    (ConfigError names the field), without the datasets whose environment is not installed (reported)."""
     specs = expand(args.experiment, preset, args.seeds, args.datasets, args.methods,
                    warn=lambda m: _err(f"warning: {m}"))
     specs = only_seeds(specs, args.only_seeds, args.experiment)
     specs = only_variants(specs, args.variants, args.experiment)
     specs = with_overrides(specs, parse_assignments(args.set))
-    check_configs(specs)
+    if check:
+        check_configs(specs)
     if not args.include_unavailable:
         skipped = sorted({s.dataset for s in specs if not _available(s.dataset)})
         if skipped:
@@ -216,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
     kind = resolve_executor(opts.executor)
     gpus = job_gpus(kind, opts)  # what each job will see: the estimate and the default preset follow it
     preset, why = (args.preset, "--preset") if args.preset else default_preset(kind, gpus)
-    specs = _plan(args, preset)
+    specs = plan(args, preset)
     status = {s.run_id: rec.status_of(rec.run_dir(args.results, s)) for s in specs}
     todo = [s for s in specs if status[s.run_id] != "complete"]
     gpu = kind != "slurm" and gpus > 0

@@ -81,14 +81,41 @@ def presets_on_disk(root: Path | str, experiment: str | None = None) -> list[str
     return [p for p in PRESETS if (Path(root) / p / (experiment or "")).is_dir()]
 
 
+def launch_args(launches: Path | str | None, experiment: str) -> list[str] | None:
+    """The options a study launch of ``experiment`` was last started with (``scripts/study.sh start``
+    writes them to ``<launches>/study-EXPERIMENT.args``, one per line); None where none is recorded."""
+    path = Path(launches) / f"study-{experiment}.args" if launches is not None else None
+    if path is None or not path.is_file():
+        return None
+    return path.read_text().splitlines()
+
+
+def launch_plan(experiment: str, options: Sequence[str], preset: str | None = None) -> tuple[str | None, list[RunSpec]]:
+    """The runs ``python -m benchmarks.run EXPERIMENT OPTIONS`` plans (its --preset, --seeds,
+    --only-seeds, --datasets, --methods, --variants and --set), at ``preset`` where given (else the
+    launch's own; None: neither says). Unknown options are ignored: they do not change the plan."""
+    from benchmarks import run
+    args, _ = run.build_parser().parse_known_args([experiment, *options])
+    chosen = preset or args.preset
+    return chosen, (run.plan(args, chosen, check=False) if chosen else [])  # a view: configs are not built
+
+
 def plan_entries(root: Path | str, experiments: Sequence[str], preset: str | None = None,
-                 seeds: int | None = None, warn: Callable[[str], None] | None = None) -> list[Entry]:
+                 seeds: int | None = None, warn: Callable[[str], None] | None = None,
+                 launches: Path | str | None = None) -> list[Entry]:
     """The named experiments' plans (at ``preset``, else the presets each has on disk, else those
-    of the results root, else ``DEFAULT_PRESET``) and every other run of theirs on disk, each once."""
+    of the results root, else ``DEFAULT_PRESET``) and every other run of theirs on disk, each once.
+    An experiment with a recorded study launch (``launch_args`` under ``launches``) is planned as
+    that launch asked (e.g. only the methods and datasets it was started with), not in full."""
     out: list[Entry] = []
     for name in experiments:
-        for p in [preset] if preset else (presets_on_disk(root, name) or presets_on_disk(root) or [DEFAULT_PRESET]):
-            out += [Entry(s, rec.run_dir(root, s)) for s in expand(name, p, seeds, warn=warn)]
+        options = launch_args(launches, name) if seeds is None else None  # --seeds asks for another plan
+        launched, launch_specs = launch_plan(name, options, preset) if options is not None else (None, [])
+        presets = [preset or launched] if (preset or launched) else (
+            presets_on_disk(root, name) or presets_on_disk(root) or [DEFAULT_PRESET])
+        for p in presets:
+            specs = launch_specs if options is not None and launched == p else expand(name, p, seeds, warn=warn)
+            out += [Entry(s, rec.run_dir(root, s)) for s in specs]
             seen = {e.directory for e in out}
             out += [e for e in disk_entries(root, p, [name], warn) if e.directory not in seen]
     return out
@@ -418,6 +445,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "plan is made at it")
     p.add_argument("--seeds", type=int, default=None, help="a named experiment's number of seeds (default: its own)")
     p.add_argument("--summary", action="store_true", help="only the line per experiment")
+    p.add_argument("--launches", type=Path, default=None, metavar="DIR",
+                   help="plan a named experiment as its study launch asked, where DIR holds its "
+                        "study-EXPERIMENT.args (scripts/study.sh status passes <results>/_logs)")
     return p
 
 
@@ -431,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [e for e in args.experiments if e not in EXPERIMENTS]
         if unknown:
             raise ConfigError(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(EXPERIMENTS)}")
-        entries = (plan_entries(args.results, args.experiments, args.preset, args.seeds, warn) if args.experiments
+        entries = (plan_entries(args.results, args.experiments, args.preset, args.seeds, warn, args.launches)
+                   if args.experiments
                    else disk_entries(args.results, args.preset, warn=warn))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)

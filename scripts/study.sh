@@ -127,6 +127,8 @@ cmd_start() {
         --executor local --threads 1 --parallel 2 --yes --results "$RESULTS" "$@" >"$log" 2>&1 </dev/null) &
     pid=$!
     printf '%s\n%s\n%s\n' "$pid" "$log" "$(git -C "$STUDY_DIR" rev-parse HEAD 2>/dev/null || echo unknown)" >"$pidfile"
+    # what status plans this experiment as: this launch's options, one per line
+    if [[ $# -gt 0 ]]; then printf '%s\n' "$@"; fi >"$RESULTS/_logs/study-$experiment.args"
     sleep "$START_CHECK_S"
     if ! kill -0 "$pid" 2>/dev/null; then
         rm -f "$pidfile"
@@ -153,7 +155,10 @@ cmd_status() {
         fi
         experiments+=("$experiment")
     done
-    cd "$where" && "$python" -m benchmarks.status --results "$RESULTS" "${experiments[@]+"${experiments[@]}"}" "$@"
+    local launches=()  # a clone older than status --launches plans every experiment in full
+    grep -q -- "--launches" "$where/benchmarks/status.py" 2>/dev/null && launches=(--launches "$RESULTS/_logs")
+    cd "$where" && "$python" -m benchmarks.status --results "$RESULTS" "${launches[@]+"${launches[@]}"}" \
+        "${experiments[@]+"${experiments[@]}"}" "$@"
 }
 
 cmd_stop() {

@@ -301,3 +301,20 @@ def test_live_lines_come_once_per_evaluation(tmp_path):
     rec.write_curve(d / rec.CURVE, [_row("pretrain", 20, 0, 1.25), _row("online", 45, 150, 2.0)])
     live.poll()
     assert len(written) == 2 and "online 150/300 samples, 45 updates (75%), score 2.0 at 150 samples" in written[1]
+
+
+def test_a_recorded_study_launch_is_planned_as_it_was_asked(tmp_path):
+    """A launch started with --methods/--datasets plans those runs only; --seeds to status, or no
+    recorded launch, plans the experiment in full."""
+    logs = tmp_path / "_logs"
+    logs.mkdir()
+    (logs / "study-table1.args").write_text("--preset\ncpu\n--methods\nbc\n--seeds\n2\n--datasets\nhopper-medium\n"
+                                             "--parallel\n1\n")
+    launched = status.plan_entries(tmp_path, ["table1"], launches=logs)
+    assert sorted((e.spec.method, e.spec.dataset, e.spec.seed) for e in launched) == [
+        ("bc", "hopper-medium", 0), ("bc", "hopper-medium", 1)]
+    assert {e.spec.preset for e in launched} == {"cpu"}
+    full = len(expand("table1", "cpu"))
+    assert len(status.plan_entries(tmp_path, ["table1"], preset="cpu")) == full
+    assert len(status.plan_entries(tmp_path, ["table1"], preset="cpu", seeds=10, launches=logs)) == full
+    assert status.launch_args(logs, "online_200k") is None

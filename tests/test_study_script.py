@@ -102,6 +102,8 @@ def test_start_launches_detached_refuses_a_second_and_stop_ends_it(tmp_path):
             "-m", "benchmarks.run", "online_200k", "--executor", "local", "--threads", "1", "--parallel", "2",
             "--yes", "--results", str(tmp_path / "runs"), "--preset", "cpu-200k"]
         assert os.getsid(pid) == pid  # its own session: the shell's hangup does not reach it
+        args = tmp_path / "runs" / "_logs" / "study-online_200k.args"
+        assert args.read_text().splitlines() == ["--preset", "cpu-200k"]  # status plans the launch as asked
 
         again = _study(env, "start", "online_200k")
         assert again.returncode == 1 and "already running" in again.stderr and str(pid) in again.stderr
@@ -204,3 +206,18 @@ def test_start_with_dry_run_prints_the_plan_in_the_foreground_and_launches_nothi
     assert "--yes" not in called  # nothing is confirmed on the user's behalf
     assert not (tmp_path / "runs" / "_logs" / "study-antmaze_actor.pid").exists()
     assert "started" not in out.stdout
+
+
+def test_status_passes_the_recorded_launches_to_a_status_module_that_reads_them(tmp_path):
+    study = tmp_path / "study"
+    _stand_in(study)
+    (study / "benchmarks").mkdir()
+    (study / "benchmarks" / "status.py").write_text('p.add_argument("--launches")\n')
+    logs = tmp_path / "runs" / "_logs"
+    logs.mkdir(parents=True)
+    (logs / "study-table1-20261207T090000Z.log").write_text("")
+    out = _study(_env(tmp_path), "status")
+    assert out.returncode == 0, out.stderr
+    called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
+    assert called == ["-m", "benchmarks.status", "--results", str(tmp_path / "runs"), "--launches", str(logs),
+                      "table1"]
