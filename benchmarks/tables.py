@@ -39,6 +39,7 @@ from benchmarks.experiments import (
     TABLE1_MIN_SEEDS,
 )
 from rlbase.checkpoint import atomic_write_bytes
+from rlbase.presets import PRESETS
 
 MISSING_MD, MISSING_TEX = "—", "--"
 
@@ -643,7 +644,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.tables", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("experiments", nargs="*", help="experiments to tabulate (default: all with results)")
-    p.add_argument("--preset", default="paper")
+    p.add_argument("--preset", default="paper",
+                   help=f"the preset whose results are tabulated ({' | '.join(PRESETS)}; default paper)")
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT)
     p.add_argument("--out", type=Path, default=None,
                    help="default: paper_tables/<preset>/ for the repository's results/, else <results>/paper_tables/<preset>/")
@@ -670,6 +672,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for path in paths:
         print(f"wrote {path}")
+    if not names:
+        held = [q for q in PRESETS if any(rec.iter_run_dirs(args.results, q))]
+        print(f"no results at preset {args.preset} under {args.results}: no experiment tables written"
+              + (f"; presets with results: {', '.join(held)} (--preset)" if held else ""), file=sys.stderr)
     mismatches = hyperparameter_mismatches()
     for m in mismatches:
         print(f"hyperparameter MISMATCH with the paper: {m}")

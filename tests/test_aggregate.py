@@ -214,6 +214,13 @@ def test_tables_out_writes_no_stray_hyperparameter_copy(tmp_path):
     assert not list((tmp_path / "t").rglob("hyperparameters.*"))
 
 
+def test_tables_at_a_preset_without_results_names_the_presets_that_have_them(tree, tmp_path, capsys):
+    assert tables.main(["--results", str(tree), "--out", str(tmp_path / "t")]) == 0  # default preset: paper
+    err = capsys.readouterr().err
+    assert "no results at preset paper" in err and "presets with results: smoke" in err
+    assert not (tmp_path / "t").exists() or not any((tmp_path / "t").iterdir())
+
+
 def test_variant_table_for_table_rtg_lists_the_paper(tmp_path):
     root = tmp_path / "r"
     for v in ("g_online=2g*", "g_online=g*"):
