@@ -108,6 +108,23 @@ def rows_table(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
+def empty_rows_note(runs: pd.DataFrame) -> list[str]:
+    """Why a row has no BC score: a medium-replay file runs only where its remake has Table 1's
+    content (SAC's history is remade bit for bit on the CPU model that made it only); others wait."""
+    empty = [d for d in TABLE1_DATASETS if len(values(runs, BC, d)) == 0]
+    replay = [d for d in empty if d.endswith("-medium-replay")]
+    rest = [d for d in empty if d not in replay]
+    out = []
+    if replay:
+        out.append(f"No BC runs on {', '.join(replay)}: a medium-replay file is SAC's own training history and "
+                   "is remade bit for bit only on the CPU model that made it (its card's `sac_math.cpu_model`); "
+                   "its BC cell runs only on a machine whose remake has the Table 1 content "
+                   "(`PROTOCOL-bc-cpu.md`, Data), as BC on another file says nothing about Table 1's cells.")
+    if rest:
+        out.append(f"No complete BC runs yet on {', '.join(rest)}.")
+    return [*out, ""] if out else []
+
+
 def comparison_table(runs: pd.DataFrame) -> list[str]:
     found = comparisons(runs)
     adjusted = read_family({m: iv for m, iv in found.items() if m != PRIMARY and iv is not None})
@@ -132,7 +149,7 @@ def report_lines(runs: pd.DataFrame, preset: str) -> list[str]:
             "`PROTOCOL-bc-cpu.md`. Data generated here by the project's forge (not D4RL), each row's Table 1 "
             "file. End of the offline phase (1.8e5 updates for BC and IQL), seeds 0-4; AntMaze: success in % "
             "(100 episodes), locomotion: D4RL-normalised return (10 episodes).", "",
-            "## Every row (described)", "", *rows_table(runs), "",
+            "## Every row (described)", "", *rows_table(runs), "", *empty_rows_note(runs),
             f"## {ANTMAZE}: the protocol's comparisons (sets, not pairs)", "", *comparison_table(runs), "",
             f"**Outcome:** {outcome(runs, comparisons(runs)[PRIMARY])}.", ""]
 

@@ -67,3 +67,13 @@ def test_bc_on_another_file_is_refused():
     runs.loc[(runs.method == "bc") & (runs.dataset == ANT) & (runs.seed == 4), "data_file"] = "0badf11e"
     with pytest.raises(MixedContents, match="0badf11e"):
         B.report_lines(runs, "cpu")
+
+
+def test_rows_without_bc_say_why():
+    note = " ".join(B.empty_rows_note(frame([30.0, 25.0, 40.0, 20.0, 35.0])))
+    replay = note.split("No BC runs on ")[1].split(":")[0].split(", ")
+    assert set(replay) == {"hopper-medium-replay", "walker2d-medium-replay", "halfcheetah-medium-replay",
+                           "ant-medium-replay"}
+    assert "CPU model that made it" in note
+    waiting = note.split("No complete BC runs yet on ")[1].rstrip(".").split(", ")
+    assert ANT not in waiting and HOP not in waiting and "walker2d-medium" in waiting
