@@ -35,6 +35,7 @@ import numpy as np
 
 from benchmarks.experiments import RunSpec
 from rlbase.checkpoint import atomic_write_bytes
+from rlbase.presets import PRESETS
 
 DEFAULT_ROOT = Path(os.environ.get("ODT_RESULTS", "results"))
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -304,3 +305,8 @@ def iter_run_dirs(root: Path | str, preset: str | None = None, experiment: str |
         return []
     pattern = f"{preset or '*'}/{experiment or '*'}/*/{SPEC}"
     return sorted(p.parent for p in root.glob(pattern) if not p.parent.name.startswith("_"))
+
+
+def presets_on_disk(root: Path | str, experiment: str | None = None) -> list[str]:
+    """The presets under ``root`` holding ``experiment`` (any experiment where None)."""
+    return [p for p in PRESETS if (Path(root) / p / (experiment or "")).is_dir()]

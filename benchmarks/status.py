@@ -76,18 +76,13 @@ def disk_entries(root: Path | str, preset: str | None = None, experiments: Seque
     return out
 
 
-def presets_on_disk(root: Path | str, experiment: str | None = None) -> list[str]:
-    """The presets under ``root`` holding ``experiment`` (any experiment where None)."""
-    return [p for p in PRESETS if (Path(root) / p / (experiment or "")).is_dir()]
-
-
 def launch_args(launches: Path | str | None, experiment: str) -> list[str] | None:
     """The options a study launch of ``experiment`` was last started with (``scripts/study.sh start``
     writes them to ``<launches>/study-EXPERIMENT.args``, one per line); None where none is recorded."""
-    path = Path(launches) / f"study-{experiment}.args" if launches is not None else None
-    if path is None or not path.is_file():
+    if launches is None:
         return None
-    return path.read_text().splitlines()
+    path = Path(launches) / f"study-{experiment}.args"
+    return path.read_text().splitlines() if path.is_file() else None
 
 
 def launch_plan(experiment: str, options: Sequence[str], preset: str | None = None) -> tuple[str | None, list[RunSpec]]:
@@ -112,7 +107,7 @@ def plan_entries(root: Path | str, experiments: Sequence[str], preset: str | Non
         options = launch_args(launches, name) if seeds is None else None  # --seeds asks for another plan
         launched, launch_specs = launch_plan(name, options, preset) if options is not None else (None, [])
         presets = [preset or launched] if (preset or launched) else (
-            presets_on_disk(root, name) or presets_on_disk(root) or [DEFAULT_PRESET])
+            rec.presets_on_disk(root, name) or rec.presets_on_disk(root) or [DEFAULT_PRESET])
         for p in presets:
             specs = launch_specs if options is not None and launched == p else expand(name, p, seeds, warn=warn)
             out += [Entry(s, rec.run_dir(root, s)) for s in specs]

@@ -673,7 +673,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in paths:
         print(f"wrote {path}")
     if not names:
-        held = [q for q in PRESETS if any(rec.iter_run_dirs(args.results, q))]
+        held = rec.presets_on_disk(args.results)
         print(f"no results at preset {args.preset} under {args.results}: no experiment tables written"
               + (f"; presets with results: {', '.join(held)} (--preset)" if held else ""), file=sys.stderr)
     mismatches = hyperparameter_mismatches()
