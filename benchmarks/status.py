@@ -155,6 +155,7 @@ class _Run:
     record: dict | None
     config: dict | None  # as it ran (config.json), else as the code builds it
     built: Any  # the config object the code builds for the spec (None: it does not build)
+    unbuilt: str  # why it does not build (the ConfigError's message), "" where it does
     budget: rp.Budget
     progress: rp.Progress
     cell: tuple | None  # sharing.pretraining cell (group, dataset, seed); None: never shares
@@ -166,18 +167,20 @@ class _Run:
         return self.progress.evaluations > 0 or self.progress.checkpoint is not None
 
 
-def _built(spec: RunSpec) -> Any:
+def _built(spec: RunSpec) -> tuple[Any, str]:
+    """The config the code builds for ``spec``, or None and why not (a method whose external
+    source is not configured, say: its time left is then unknown, and the note says why)."""
     try:
-        return spec_config(spec)
-    except ConfigError:
-        return None
+        return spec_config(spec), ""
+    except ConfigError as e:
+        return None, str(e)
 
 
 def _gather(entry: Entry, cache: dict) -> _Run:
     d, spec = entry.directory, entry.spec
     status = rec.status_of(d)
     record = rec.read_record(d)
-    built = _built(spec)
+    built, unbuilt = _built(spec)
     stored = rp.stored_budget(d)
     config = rec.read_json(d / rec.CONFIG) if stored is not None else (config_dict(built) if built is not None else None)
     budget = rp.budget_of(config)
@@ -186,7 +189,7 @@ def _gather(entry: Entry, cache: dict) -> _Run:
     group = shared.pretraining_group(spec.method, config_dict(built) if built is not None else config)
     attempts = _attempts(d)
     threads = max(1, int(attempts[-1].get("torch_threads") or 1)) if attempts else 1
-    return _Run(entry, status, held, record, config, built, budget, progress,
+    return _Run(entry, status, held, record, config, built, unbuilt, budget, progress,
                 (group, spec.dataset, spec.seed) if group is not None else None, threads,
                 str(attempts[-1].get("time") or "") if attempts else "")
 
@@ -332,6 +335,8 @@ def status_table(root: Path | str, entries: Sequence[Entry], now: float | None =
             pricing[spec.preset] = Pricing.of(root, spec.preset, cpu)
         wall, cpu_s, spent = _spent(run)
         left_s, left_core, left_from = _left(run, state, follower, pricing.get(spec.preset))
+        if left_from == "unknown" and run.unbuilt and not note:
+            note = f"time left unknown: {run.unbuilt}"
         rows.append(asdict(_row(run, state, waiting_on, note, now, wall, cpu_s, spent, left_s, left_core, left_from)))
     frame = pd.DataFrame(rows, columns=[f for f in RunRow.__dataclass_fields__])
     return frame.sort_values(["preset", "experiment", "dataset", "method", "variant", "seed"], kind="stable",
@@ -414,8 +419,11 @@ def format_table(table: pd.DataFrame) -> str:
         return "no runs"
     shown = pd.DataFrame([_display(r) for _, r in table.iterrows()])
     text = shown.to_string(index=False)
-    notes = [f"  {r['method']} {r['dataset']} s{r['seed']} [{r['variant']}] {r['state']}: {r['note']}"
-             for _, r in table.iterrows() if r["note"]]
+    seeds: dict[tuple, list[str]] = {}  # runs that differ only by seed share one note line
+    for _, r in table.iterrows():
+        if r["note"]:
+            seeds.setdefault((r["method"], r["dataset"], r["variant"], r["state"], r["note"]), []).append(f"s{r['seed']}")
+    notes = [f"  {m} {d} {','.join(s)} [{v}] {state}: {note}" for (m, d, v, state, note), s in seeds.items()]
     return text + ("\nnotes:\n" + "\n".join(notes) if notes else "")
 
 

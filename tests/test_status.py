@@ -318,3 +318,17 @@ def test_a_recorded_study_launch_is_planned_as_it_was_asked(tmp_path):
     assert len(status.plan_entries(tmp_path, ["table1"], preset="cpu")) == full
     assert len(status.plan_entries(tmp_path, ["table1"], preset="cpu", seeds=10, launches=logs)) == full
     assert status.launch_args(logs, "online_200k") is None
+
+
+def test_a_run_whose_config_does_not_build_says_why_its_time_is_unknown(tmp_path, monkeypatch):
+    monkeypatch.delenv("ODT_CORL_SRC", raising=False)  # corl-iql builds its config from CORL's files
+    entries = status.plan_entries(tmp_path, ["corl_iql"], "smoke", 2)
+    table = status.status_table(tmp_path, entries)
+    corl = table[table["method"] == "corl-iql"]
+    assert len(corl) >= 2 and set(corl["left_from"]) == {"unknown"}
+    assert all("ODT_CORL_SRC" in n for n in corl["note"])
+    text = status.format_table(table)
+    # one note line per dataset for its seeds, not one per run
+    for dataset in set(corl["dataset"]):
+        lines = [ln for ln in text.splitlines() if f"corl-iql {dataset} s0,s1 " in ln]
+        assert len(lines) == 1 and "ODT_CORL_SRC is not set" in lines[0]
