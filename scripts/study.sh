@@ -6,6 +6,7 @@
 #   scripts/study.sh setup COMMIT [--force]      clone this repository at COMMIT into $STUDY_DIR, make install
 #   scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished);
 #                                                with --dry-run, print its plan here and launch nothing
+#   scripts/study.sh resume EXPERIMENT           start its last launch again: same clone, options and external sources
 #   scripts/study.sh status [ARGS...]            python -m benchmarks.status on the study's results root
 #   scripts/study.sh stop [EXPERIMENT]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
 #
@@ -21,6 +22,9 @@ RESULTS="${ODT_RESULTS:-$HOME/odt-runs}"
 SOURCE="${STUDY_SOURCE:-$SCRIPT_REPO}"
 START_CHECK_S="${STUDY_START_CHECK_S:-3}"  # seconds after which a launch that died at once is reported
 STOP_WAIT_S="${STUDY_STOP_WAIT_S:-300}"    # seconds stop waits for a launch to checkpoint its runs and exit
+# where methods that run code from outside this repository find it (docs/official-odt.md, docs/corl.md):
+# a launch records those that are set, and resume sets them again
+EXTERNAL_SOURCES=(ODT_OFFICIAL_SRC ODT_CORL_SRC)
 
 usage() {
     local code="${1:-2}"
@@ -29,6 +33,7 @@ usage() {
 usage: scripts/study.sh setup COMMIT [--force]      clone this repository at COMMIT into $STUDY_DIR, make install
        scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished;
                                                     --dry-run prints the plan in the foreground, launches nothing)
+       scripts/study.sh resume EXPERIMENT           start its last launch again (its clone, options, ODT_*_SRC)
        scripts/study.sh status [ARGS...]            python -m benchmarks.status on the study's results root
        scripts/study.sh stop [EXPERIMENT]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
 STUDY_DIR (default $HOME/odt-study), ODT_RESULTS (default $HOME/odt-runs); see docs/running.md
@@ -39,6 +44,8 @@ EOF
 die() { echo "study.sh: $*" >&2; exit 1; }
 
 pid_file() { echo "$RESULTS/_logs/study-$1.pid"; }
+args_file() { echo "$RESULTS/_logs/study-$1.args"; }  # the last launch's options, one per line
+from_file() { echo "$RESULTS/_logs/study-$1.from"; }  # its clone, then NAME=VALUE of its external sources
 
 # 0 when the pid file names a live `python -m benchmarks.run` process (not a reused pid)
 alive() {
@@ -128,7 +135,13 @@ cmd_start() {
     pid=$!
     printf '%s\n%s\n%s\n' "$pid" "$log" "$(git -C "$STUDY_DIR" rev-parse HEAD 2>/dev/null || echo unknown)" >"$pidfile"
     # what status plans this experiment as: this launch's options, one per line
-    if [[ $# -gt 0 ]]; then printf '%s\n' "$@"; fi >"$RESULTS/_logs/study-$experiment.args"
+    if [[ $# -gt 0 ]]; then printf '%s\n' "$@"; fi >"$(args_file "$experiment")"
+    {
+        (cd "$STUDY_DIR" && pwd)
+        for name in "${EXTERNAL_SOURCES[@]}"; do
+            if [[ -n "${!name:-}" ]]; then echo "$name=${!name}"; fi
+        done
+    } >"$(from_file "$experiment")"
     sleep "$START_CHECK_S"
     if ! kill -0 "$pid" 2>/dev/null; then
         rm -f "$pidfile"
@@ -138,6 +151,34 @@ cmd_start() {
     echo "started $experiment: pid $pid, from $STUDY_DIR, results $RESULTS"
     echo "log: $log"
     echo "see: scripts/study.sh status    stop: scripts/study.sh stop $experiment"
+}
+
+cmd_resume() {
+    [[ $# -eq 1 && "$1" != -* ]] || usage
+    local experiment="$1" from line options=()
+    from="$(from_file "$experiment")"
+    [[ -f "$from" && -f "$(args_file "$experiment")" ]] \
+        || die "resume: no recorded launch of $experiment under $RESULTS/_logs; start it once: scripts/study.sh start $experiment [OPTIONS]"
+    STUDY_DIR="$(head -n 1 "$from")"
+    while IFS= read -r line; do
+        [[ "$line" =~ ^([A-Z_]+)=(.*)$ && " ${EXTERNAL_SOURCES[*]} " == *" ${BASH_REMATCH[1]} "* ]] \
+            || die "resume: $from: line '$line' is not NAME=VALUE of ${EXTERNAL_SOURCES[*]}"
+        export "${BASH_REMATCH[1]}=${BASH_REMATCH[2]}"
+    done < <(tail -n +2 "$from")
+    mapfile -t options <"$(args_file "$experiment")"
+    cmd_start "$experiment" "${options[@]+"${options[@]}"}"
+}
+
+# how a launch that is not running is restarted: its recorded launch, else a plain start
+resume_hint() {
+    local from options
+    from="$(from_file "$1")"
+    if [[ -f "$from" && -f "$(args_file "$1")" ]]; then
+        options="$(tr '\n' ' ' <"$(args_file "$1")" | sed 's/ *$//')"
+        echo "scripts/study.sh resume $1 restarts it: from $(head -n 1 "$from"), options: ${options:-none}"
+    else
+        echo "scripts/study.sh start $1 resumes it"
+    fi
 }
 
 cmd_status() {
@@ -151,7 +192,7 @@ cmd_status() {
         if alive "$pidfile"; then
             echo "launch $experiment: running, pid $(head -n 1 "$pidfile"), log $(sed -n 2p "$pidfile")"
         else
-            echo "launch $experiment: not running (scripts/study.sh start $experiment resumes it)"
+            echo "launch $experiment: not running ($(resume_hint "$experiment"))"
         fi
         experiments+=("$experiment")
     done
@@ -186,7 +227,7 @@ cmd_stop() {
             return 1
         fi
         rm -f "$pidfile"
-        echo "$experiment: stopped; scripts/study.sh start $experiment resumes it"
+        echo "$experiment: stopped; $(resume_hint "$experiment")"
     done
 }
 
@@ -196,6 +237,7 @@ shift
 case "$command" in
     setup) cmd_setup "$@" ;;
     start) cmd_start "$@" ;;
+    resume) cmd_resume "$@" ;;
     status) cmd_status "$@" ;;
     stop) cmd_stop "$@" ;;
     -h|--help|help) usage 0 ;;

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(shutil.which("setsid") is None or shutil.which("
 
 STAND_IN = """#!/bin/bash
 { echo "cwd=$PWD"; echo "results=$ODT_RESULTS"; printf 'arg=%s\\n' "$@"; } > "$STUDY_TEST_OUT"
+echo "corl=${ODT_CORL_SRC:-}" > "$STUDY_TEST_OUT.env"
 [[ "$2" == benchmarks.run && " $* " != *" --dry-run "* ]] || exit 0
 trap 'kill $child 2>/dev/null; exit 143' TERM
 sleep 120 & child=$!
@@ -69,7 +70,8 @@ def _gone(pid: int, within_s: float = 10.0) -> bool:
     return False
 
 
-@pytest.mark.parametrize("args", [[], ["bogus"], ["start"], ["start", "--yes"], ["setup"], ["stop", "a", "b"]])
+@pytest.mark.parametrize("args", [[], ["bogus"], ["start"], ["start", "--yes"], ["setup"], ["stop", "a", "b"],
+                                  ["resume"], ["resume", "a", "b"]])
 def test_bad_arguments_print_the_usage_and_exit_2(tmp_path, args):
     out = _study(_env(tmp_path), *args)
     assert out.returncode == 2 and "usage: scripts/study.sh setup COMMIT" in out.stderr
@@ -221,3 +223,42 @@ def test_status_passes_the_recorded_launches_to_a_status_module_that_reads_them(
     called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
     assert called == ["-m", "benchmarks.status", "--results", str(tmp_path / "runs"), "--launches", str(logs),
                       "table1"]
+
+
+def test_resume_starts_the_last_launch_again_from_its_clone_with_its_options_and_sources(tmp_path):
+    _stand_in(tmp_path / "side")
+    env = _env(tmp_path, STUDY_DIR=str(tmp_path / "side"), ODT_CORL_SRC="/src/corl")
+    assert _study(env, "start", "corl_iql", "--preset", "cpu", "--only-seeds", "3").returncode == 0
+    _kill(_pid(env, "corl_iql"))
+    assert _gone(_pid(env, "corl_iql"))
+    logs = tmp_path / "runs" / "_logs"
+    assert (logs / "study-corl_iql.from").read_text().splitlines() == [str(tmp_path / "side"), "ODT_CORL_SRC=/src/corl"]
+
+    plain = {k: v for k, v in _env(tmp_path).items() if k != "ODT_CORL_SRC"}  # another shell: default clone, no source
+    hint = _study(plain, "status").stdout
+    assert f"scripts/study.sh resume corl_iql restarts it: from {tmp_path / 'side'}, options: --preset cpu --only-seeds 3" in hint
+    (tmp_path / "called.txt").unlink()
+    out = _study(plain, "resume", "corl_iql")
+    pid = _pid(env, "corl_iql")
+    try:
+        assert out.returncode == 0, out.stderr
+        called = (tmp_path / "called.txt").read_text().splitlines()
+        assert called[0] == f"cwd={tmp_path / 'side'}"
+        assert [line[4:] for line in called[-4:]] == ["--preset", "cpu", "--only-seeds", "3"]
+        assert (tmp_path / "called.txt.env").read_text().strip() == "corl=/src/corl"
+    finally:
+        _kill(pid)
+        _gone(pid)
+
+
+def test_resume_without_a_recorded_launch_or_with_a_bad_record_says_so(tmp_path):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path)
+    out = _study(env, "resume", "table1")
+    assert out.returncode == 1 and "no recorded launch of table1" in out.stderr
+    logs = tmp_path / "runs" / "_logs"
+    logs.mkdir(parents=True)
+    (logs / "study-table1.args").write_text("--preset\ncpu\n")
+    (logs / "study-table1.from").write_text(f"{tmp_path / 'study'}\nPATH=/evil\n")
+    out = _study(env, "resume", "table1")
+    assert out.returncode == 1 and "PATH=/evil" in out.stderr and not (logs / "study-table1.pid").exists()
