@@ -46,6 +46,7 @@ die() { echo "study.sh: $*" >&2; exit 1; }
 pid_file() { echo "$RESULTS/_logs/study-$1.pid"; }
 args_file() { echo "$RESULTS/_logs/study-$1.args"; }  # the last launch's options, one per line
 from_file() { echo "$RESULTS/_logs/study-$1.from"; }  # its clone, then NAME=VALUE of its external sources
+recorded() { [[ -f "$(from_file "$1")" && -f "$(args_file "$1")" ]]; }  # 0 when resume can restart it
 
 # 0 when the pid file names a live `python -m benchmarks.run` process (not a reused pid)
 alive() {
@@ -157,7 +158,7 @@ cmd_resume() {
     [[ $# -eq 1 && "$1" != -* ]] || usage
     local experiment="$1" from line options=()
     from="$(from_file "$experiment")"
-    [[ -f "$from" && -f "$(args_file "$experiment")" ]] \
+    recorded "$experiment" \
         || die "resume: no recorded launch of $experiment under $RESULTS/_logs; start it once: scripts/study.sh start $experiment [OPTIONS]"
     STUDY_DIR="$(head -n 1 "$from")"
     while IFS= read -r line; do
@@ -171,11 +172,10 @@ cmd_resume() {
 
 # how a launch that is not running is restarted: its recorded launch, else a plain start
 resume_hint() {
-    local from options
-    from="$(from_file "$1")"
-    if [[ -f "$from" && -f "$(args_file "$1")" ]]; then
+    local options
+    if recorded "$1"; then
         options="$(tr '\n' ' ' <"$(args_file "$1")" | sed 's/ *$//')"
-        echo "scripts/study.sh resume $1 restarts it: from $(head -n 1 "$from"), options: ${options:-none}"
+        echo "scripts/study.sh resume $1 restarts it: from $(head -n 1 "$(from_file "$1")"), options: ${options:-none}"
     else
         echo "scripts/study.sh start $1 resumes it"
     fi
