@@ -76,12 +76,18 @@ def disk_entries(root: Path | str, preset: str | None = None, experiments: Seque
     return out
 
 
-def launch_args(launches: Path | str | None, experiment: str) -> list[str] | None:
-    """The options a study launch of ``experiment`` was last started with (``scripts/study.sh start``
-    writes them to ``<launches>/study-EXPERIMENT.args``, one per line); None where none is recorded."""
+def launch_experiment(launch: str) -> str:
+    """The experiment a study launch runs: its name up to an ``@`` (``table1@bc`` runs ``table1``;
+    ``scripts/study.sh`` names a second launch of one experiment EXPERIMENT@LABEL)."""
+    return launch.split("@", 1)[0]
+
+
+def launch_args(launches: Path | str | None, launch: str) -> list[str] | None:
+    """The options a study launch was last started with (``scripts/study.sh start`` writes them to
+    ``<launches>/study-LAUNCH.args``, one per line); None where none is recorded."""
     if launches is None:
         return None
-    path = Path(launches) / f"study-{experiment}.args"
+    path = Path(launches) / f"study-{launch}.args"
     return path.read_text().splitlines() if path.is_file() else None
 
 
@@ -101,18 +107,22 @@ def plan_entries(root: Path | str, experiments: Sequence[str], preset: str | Non
     """The named experiments' plans (at ``preset``, else the presets each has on disk, else those
     of the results root, else ``DEFAULT_PRESET``) and every other run of theirs on disk, each once.
     An experiment with a recorded study launch (``launch_args`` under ``launches``) is planned as
-    that launch asked (e.g. only the methods and datasets it was started with), not in full."""
+    that launch asked (e.g. only the methods and datasets it was started with), not in full; a name
+    EXPERIMENT@LABEL is one of several launches of EXPERIMENT, each planned as it asked."""
     out: list[Entry] = []
     for name in experiments:
+        experiment = launch_experiment(name)
         options = launch_args(launches, name) if seeds is None else None  # --seeds asks for another plan
-        launched, launch_specs = launch_plan(name, options, preset) if options is not None else (None, [])
+        launched, launch_specs = launch_plan(experiment, options, preset) if options is not None else (None, [])
         presets = [preset or launched] if (preset or launched) else (
-            rec.presets_on_disk(root, name) or rec.presets_on_disk(root) or [DEFAULT_PRESET])
+            rec.presets_on_disk(root, experiment) or rec.presets_on_disk(root) or [DEFAULT_PRESET])
         for p in presets:
-            specs = launch_specs if options is not None and launched == p else expand(name, p, seeds, warn=warn)
-            out += [Entry(s, rec.run_dir(root, s)) for s in specs]
+            specs = (launch_specs if options is not None and launched == p
+                     else expand(experiment, p, seeds, warn=warn))
             seen = {e.directory for e in out}
-            out += [e for e in disk_entries(root, p, [name], warn) if e.directory not in seen]
+            out += [e for e in (Entry(s, rec.run_dir(root, s)) for s in specs) if e.directory not in seen]
+            seen = {e.directory for e in out}
+            out += [e for e in disk_entries(root, p, [experiment], warn) if e.directory not in seen]
     return out
 
 
@@ -442,7 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m benchmarks.status", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
-                   help="list this experiment's whole plan (default: every run on disk)")
+                   help="list this experiment's whole plan (default: every run on disk); "
+                        "EXPERIMENT@LABEL names one of its study launches (with --launches)")
     p.add_argument("--results", type=Path, default=rec.DEFAULT_ROOT, help="results root (default: results/ or $ODT_RESULTS)")
     p.add_argument("--preset", default=None, help=f"only this preset ({' | '.join(PRESETS)}); a named experiment's "
                                                   "plan is made at it")
@@ -450,7 +461,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", action="store_true", help="only the line per experiment")
     p.add_argument("--launches", type=Path, default=None, metavar="DIR",
                    help="plan a named experiment as its study launch asked, where DIR holds its "
-                        "study-EXPERIMENT.args (scripts/study.sh status passes <results>/_logs)")
+                        "study-EXPERIMENT.args or study-EXPERIMENT@LABEL.args "
+                        "(scripts/study.sh status passes <results>/_logs)")
     return p
 
 
@@ -461,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.preset is not None and args.preset not in PRESETS:
             raise ConfigError(f"unknown preset {args.preset!r}; known: {', '.join(PRESETS)}")
         args.experiments = list(dict.fromkeys(args.experiments))  # each once
-        unknown = [e for e in args.experiments if e not in EXPERIMENTS]
+        unknown = [e for e in args.experiments if launch_experiment(e) not in EXPERIMENTS]
         if unknown:
             raise ConfigError(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(EXPERIMENTS)}")
         entries = (plan_entries(args.results, args.experiments, args.preset, args.seeds, warn, args.launches)

@@ -6,6 +6,10 @@
 #   scripts/study.sh setup COMMIT [--force]      clone this repository at COMMIT into $STUDY_DIR, make install
 #   scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished);
 #                                                with --dry-run, print its plan here and launch nothing
+#
+# A launch is named by its experiment, or EXPERIMENT@LABEL where two launches of one experiment
+# (other methods or datasets) run side by side: `start table1@bc --methods bc`; resume, status and
+# stop take the same name. One live launch per name.
 #   scripts/study.sh resume EXPERIMENT           start its last launch again: same clone, options and external sources
 #   scripts/study.sh status [ARGS...]            python -m benchmarks.status on the study's results root
 #   scripts/study.sh stop [EXPERIMENT]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
@@ -30,12 +34,14 @@ usage() {
     local code="${1:-2}"
     [[ $code == 0 ]] || exec >&2
     cat <<'EOF'
-usage: scripts/study.sh setup COMMIT [--force]      clone this repository at COMMIT into $STUDY_DIR, make install
-       scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished;
-                                                    --dry-run prints the plan in the foreground, launches nothing)
-       scripts/study.sh resume EXPERIMENT           start its last launch again (its clone, options, ODT_*_SRC)
-       scripts/study.sh status [ARGS...]            python -m benchmarks.status on the study's results root
-       scripts/study.sh stop [EXPERIMENT]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
+usage: scripts/study.sh setup COMMIT [--force]  clone this repository at COMMIT into $STUDY_DIR, make install
+       scripts/study.sh start LAUNCH [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished;
+                                                --dry-run prints the plan in the foreground, launches nothing)
+       scripts/study.sh resume LAUNCH           start its last launch again (its clone, options, ODT_*_SRC)
+       scripts/study.sh status [ARGS...]        python -m benchmarks.status on the study's results root
+       scripts/study.sh stop [LAUNCH]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
+LAUNCH: an experiment, or EXPERIMENT@LABEL for a second launch of it beside the first
+(e.g. table1@bc --methods bc); one live launch per name.
 STUDY_DIR (default $HOME/odt-study), ODT_RESULTS (default $HOME/odt-runs); see docs/running.md
 EOF
     exit "$code"
@@ -58,9 +64,9 @@ alive() {
     ps -p "$pid" -o args= 2>/dev/null | grep -q "benchmarks\.run"
 }
 
-# the experiments ever started under $RESULTS: a pid file while running, a log from every start
+# the launches ever started under $RESULTS: a pid file while running, a log from every start
 # (so a stopped study still shows in status)
-study_experiments() {
+study_launches() {
     local f
     for f in "$RESULTS"/_logs/study-*.pid "$RESULTS"/_logs/study-*.log; do
         [[ -e "$f" ]] || continue
@@ -91,7 +97,7 @@ cmd_setup() {
             [[ $force == 1 ]] || die "setup: $STUDY_DIR is at ${current:0:12}, not ${sha:0:12}: a study in flight runs
   from its own commit (runs resumed under other code are not the same computation). Pass --force
   to move it, between studies only, or set STUDY_DIR to another folder"
-            for arg in $(study_experiments); do
+            for arg in $(study_launches); do
                 if alive "$(pid_file "$arg")"; then die "setup: a launch of $arg is running from $STUDY_DIR; stop it first"; fi
             done
             git -C "$STUDY_DIR" fetch --quiet "$SOURCE" "$sha" 2>/dev/null || git -C "$STUDY_DIR" fetch --quiet "$SOURCE"
@@ -110,9 +116,11 @@ cmd_setup() {
 
 cmd_start() {
     [[ $# -ge 1 && "$1" != -* ]] || usage
-    local experiment="$1" pidfile log pid other
+    local launch="$1" experiment pidfile log pid other
     shift
-    [[ "$experiment" =~ ^[A-Za-z0-9_.-]+$ ]] || die "start: $experiment is not an experiment name"
+    [[ "$launch" =~ ^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$ ]] \
+        || die "start: $launch is not an experiment name, nor EXPERIMENT@LABEL (letters, digits, _ . -)"
+    experiment="${launch%%@*}"
     [[ -x "$STUDY_DIR/.venv/bin/python" ]] \
         || die "start: no study clone at $STUDY_DIR (its .venv/bin/python); run scripts/study.sh setup COMMIT first"
     if [[ " $* " == *" --dry-run "* ]]; then  # the plan only: in the foreground, no pid file, no log
@@ -120,54 +128,54 @@ cmd_start() {
             --executor local --threads 1 --parallel 2 --results "$RESULTS" "$@"
     fi
     mkdir -p "$RESULTS/_logs"
-    pidfile="$(pid_file "$experiment")"
+    pidfile="$(pid_file "$launch")"
     if alive "$pidfile"; then
-        die "start: a launch of $experiment is already running (pid $(head -n 1 "$pidfile"), log $(sed -n 2p "$pidfile")); scripts/study.sh status shows its runs"
+        die "start: a launch of $launch is already running (pid $(head -n 1 "$pidfile"), log $(sed -n 2p "$pidfile")); scripts/study.sh status shows its runs"
     fi
-    for other in $(study_experiments); do
-        if [[ "$other" != "$experiment" ]] && alive "$(pid_file "$other")"; then
+    for other in $(study_launches); do
+        if [[ "$other" != "$launch" ]] && alive "$(pid_file "$other")"; then
             echo "warning: a launch of $other is running too; the two share this machine's cores" >&2
         fi
     done
-    log="$RESULTS/_logs/study-$experiment-$(date -u +%Y%m%dT%H%M%SZ).log"
+    log="$RESULTS/_logs/study-$launch-$(date -u +%Y%m%dT%H%M%SZ).log"
     # setsid + nohup: its own session, deaf to the shell's hangup; SIGTERM (stop) still reaches it
     (cd "$STUDY_DIR" && ODT_RESULTS="$RESULTS" exec setsid nohup .venv/bin/python -m benchmarks.run "$experiment" \
         --executor local --threads 1 --parallel 2 --yes --results "$RESULTS" "$@" >"$log" 2>&1 </dev/null) &
     pid=$!
     printf '%s\n%s\n%s\n' "$pid" "$log" "$(git -C "$STUDY_DIR" rev-parse HEAD 2>/dev/null || echo unknown)" >"$pidfile"
-    # what status plans this experiment as: this launch's options, one per line
-    if [[ $# -gt 0 ]]; then printf '%s\n' "$@"; fi >"$(args_file "$experiment")"
+    # what status plans this launch as: this launch's options, one per line
+    if [[ $# -gt 0 ]]; then printf '%s\n' "$@"; fi >"$(args_file "$launch")"
     {
         (cd "$STUDY_DIR" && pwd)
         for name in "${EXTERNAL_SOURCES[@]}"; do
             if [[ -n "${!name:-}" ]]; then echo "$name=${!name}"; fi
         done
-    } >"$(from_file "$experiment")"
+    } >"$(from_file "$launch")"
     sleep "$START_CHECK_S"
     if ! kill -0 "$pid" 2>/dev/null; then
         rm -f "$pidfile"
         tail -n 20 "$log" >&2 || true
-        die "start: the launch of $experiment ended at once (log $log)"
+        die "start: the launch of $launch ended at once (log $log)"
     fi
-    echo "started $experiment: pid $pid, from $STUDY_DIR, results $RESULTS"
+    echo "started $launch: pid $pid, from $STUDY_DIR, results $RESULTS"
     echo "log: $log"
-    echo "see: scripts/study.sh status    stop: scripts/study.sh stop $experiment"
+    echo "see: scripts/study.sh status    stop: scripts/study.sh stop $launch"
 }
 
 cmd_resume() {
     [[ $# -eq 1 && "$1" != -* ]] || usage
-    local experiment="$1" from line options=()
-    from="$(from_file "$experiment")"
-    recorded "$experiment" \
-        || die "resume: no recorded launch of $experiment under $RESULTS/_logs; start it once: scripts/study.sh start $experiment [OPTIONS]"
+    local launch="$1" from line options=()
+    from="$(from_file "$launch")"
+    recorded "$launch" \
+        || die "resume: no recorded launch of $launch under $RESULTS/_logs; start it once: scripts/study.sh start $launch [OPTIONS]"
     STUDY_DIR="$(head -n 1 "$from")"
     while IFS= read -r line; do
         [[ "$line" =~ ^([A-Z_]+)=(.*)$ && " ${EXTERNAL_SOURCES[*]} " == *" ${BASH_REMATCH[1]} "* ]] \
             || die "resume: $from: line '$line' is not NAME=VALUE of ${EXTERNAL_SOURCES[*]}"
         export "${BASH_REMATCH[1]}=${BASH_REMATCH[2]}"
     done < <(tail -n +2 "$from")
-    mapfile -t options <"$(args_file "$experiment")"
-    cmd_start "$experiment" "${options[@]+"${options[@]}"}"
+    mapfile -t options <"$(args_file "$launch")"
+    cmd_start "$launch" "${options[@]+"${options[@]}"}"
 }
 
 # how a launch that is not running is restarted: its recorded launch, else a plain start
@@ -182,52 +190,55 @@ resume_hint() {
 }
 
 cmd_status() {
-    local python="$SCRIPT_REPO/.venv/bin/python" where="$SCRIPT_REPO" experiment pidfile experiments=()
+    local python="$SCRIPT_REPO/.venv/bin/python" where="$SCRIPT_REPO" launch pidfile launches_seen=()
     if [[ -f "$STUDY_DIR/benchmarks/status.py" && -x "$STUDY_DIR/.venv/bin/python" ]]; then
         python="$STUDY_DIR/.venv/bin/python" where="$STUDY_DIR"  # the study's own code reads its plan
     fi
     [[ -x "$python" ]] || python="python3"
-    for experiment in $(study_experiments); do
-        pidfile="$(pid_file "$experiment")"
+    for launch in $(study_launches); do
+        pidfile="$(pid_file "$launch")"
         if alive "$pidfile"; then
-            echo "launch $experiment: running, pid $(head -n 1 "$pidfile"), log $(sed -n 2p "$pidfile")"
+            echo "launch $launch: running, pid $(head -n 1 "$pidfile"), log $(sed -n 2p "$pidfile")"
         else
-            echo "launch $experiment: not running ($(resume_hint "$experiment"))"
+            echo "launch $launch: not running ($(resume_hint "$launch"))"
         fi
-        experiments+=("$experiment")
+        launches_seen+=("$launch")
     done
-    local launches=()  # a clone older than status --launches plans every experiment in full
-    grep -q -- "--launches" "$where/benchmarks/status.py" 2>/dev/null && launches=(--launches "$RESULTS/_logs")
-    cd "$where" && "$python" -m benchmarks.status --results "$RESULTS" "${launches[@]+"${launches[@]}"}" \
-        "${experiments[@]+"${experiments[@]}"}" "$@"
+    if ! grep -q "EXPERIMENT@LABEL" "$where/benchmarks/status.py" 2>/dev/null; then  # an older clone: experiments only
+        mapfile -t launches_seen < <(for launch in "${launches_seen[@]+"${launches_seen[@]}"}"; do echo "${launch%%@*}"; done | sort -u)
+    fi
+    local plan_as_launched=()  # a clone older than status --launches plans every experiment in full
+    grep -q -- "--launches" "$where/benchmarks/status.py" 2>/dev/null && plan_as_launched=(--launches "$RESULTS/_logs")
+    cd "$where" && "$python" -m benchmarks.status --results "$RESULTS" "${plan_as_launched[@]+"${plan_as_launched[@]}"}" \
+        "${launches_seen[@]+"${launches_seen[@]}"}" "$@"
 }
 
 cmd_stop() {
     [[ $# -le 1 ]] || usage
-    local experiments experiment pidfile pid waited
-    experiments="${1:-$(study_experiments)}"
-    [[ -n "$experiments" ]] || { echo "no study launch recorded under $RESULTS/_logs"; return 0; }
-    for experiment in $experiments; do
-        pidfile="$(pid_file "$experiment")"
+    local launches launch pidfile pid waited
+    launches="${1:-$(study_launches)}"
+    [[ -n "$launches" ]] || { echo "no study launch recorded under $RESULTS/_logs"; return 0; }
+    for launch in $launches; do
+        pidfile="$(pid_file "$launch")"
         if ! alive "$pidfile"; then
-            echo "$experiment: not running"
+            echo "$launch: not running"
             rm -f "$pidfile"
             continue
         fi
         pid="$(head -n 1 "$pidfile")"
         kill -TERM "$pid"
-        echo "$experiment: SIGTERM sent to pid $pid; its runs checkpoint at their next safe point and stop"
+        echo "$launch: SIGTERM sent to pid $pid; its runs checkpoint at their next safe point and stop"
         waited=0
         while kill -0 "$pid" 2>/dev/null && [[ $waited -lt $STOP_WAIT_S ]]; do
             sleep 1
             waited=$((waited + 1))
         done
         if kill -0 "$pid" 2>/dev/null; then
-            echo "$experiment: still exiting after ${STOP_WAIT_S} s (pid $pid); scripts/study.sh status shows it" >&2
+            echo "$launch: still exiting after ${STOP_WAIT_S} s (pid $pid); scripts/study.sh status shows it" >&2
             return 1
         fi
         rm -f "$pidfile"
-        echo "$experiment: stopped; $(resume_hint "$experiment")"
+        echo "$launch: stopped; $(resume_hint "$launch")"
     done
 }
 

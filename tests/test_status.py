@@ -320,6 +320,23 @@ def test_a_recorded_study_launch_is_planned_as_it_was_asked(tmp_path):
     assert status.launch_args(logs, "online_200k") is None
 
 
+def test_two_launches_of_one_experiment_are_each_planned_as_asked(tmp_path):
+    """EXPERIMENT@LABEL is a second launch of EXPERIMENT: the plan is the union of both launches'
+    runs, each run once; an unknown experiment before the @ is refused by the CLI."""
+    logs = tmp_path / "_logs"
+    logs.mkdir()
+    (logs / "study-table1.args").write_text("--preset\ncpu\n--methods\nodt\n--datasets\nwalker2d-medium\n"
+                                             "--seeds\n3\n--only-seeds\n2\n")
+    (logs / "study-table1@bc.args").write_text("--preset\ncpu\n--methods\nbc\n--seeds\n2\n--datasets\n"
+                                                "hopper-medium\n")
+    entries = status.plan_entries(tmp_path, ["table1", "table1@bc", "table1@bc"], launches=logs)
+    assert sorted((e.spec.experiment, e.spec.method, e.spec.dataset, e.spec.seed) for e in entries) == [
+        ("table1", "bc", "hopper-medium", 0), ("table1", "bc", "hopper-medium", 1),
+        ("table1", "odt", "walker2d-medium", 2)]
+    assert status.launch_experiment("table1@bc") == "table1" and status.launch_experiment("table1") == "table1"
+    assert status.main(["--results", str(tmp_path), "nosuch@bc"]) == 2
+
+
 def test_a_run_whose_config_does_not_build_says_why_its_time_is_unknown(tmp_path, monkeypatch):
     monkeypatch.delenv("ODT_CORL_SRC", raising=False)  # corl-iql builds its config from CORL's files
     entries = status.plan_entries(tmp_path, ["corl_iql"], "smoke", 2)

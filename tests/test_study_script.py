@@ -79,7 +79,7 @@ def test_bad_arguments_print_the_usage_and_exit_2(tmp_path, args):
 
 def test_help_exits_0():
     out = subprocess.run(["bash", str(SCRIPT), "--help"], capture_output=True, text=True, timeout=30)
-    assert out.returncode == 0 and "scripts/study.sh start EXPERIMENT" in out.stdout
+    assert out.returncode == 0 and "scripts/study.sh start LAUNCH" in out.stdout
 
 
 def test_start_needs_the_pinned_clone(tmp_path):
@@ -262,3 +262,60 @@ def test_resume_without_a_recorded_launch_or_with_a_bad_record_says_so(tmp_path)
     (logs / "study-table1.from").write_text(f"{tmp_path / 'study'}\nPATH=/evil\n")
     out = _study(env, "resume", "table1")
     assert out.returncode == 1 and "PATH=/evil" in out.stderr and not (logs / "study-table1.pid").exists()
+
+
+def test_a_labelled_launch_runs_beside_its_experiments_plain_launch_and_stops_alone(tmp_path):
+    study = tmp_path / "study"
+    _stand_in(study)
+    (study / "benchmarks").mkdir()
+    (study / "benchmarks" / "status.py").write_text('p.add_argument("--launches")  # EXPERIMENT@LABEL\n')
+    env = _env(tmp_path)
+    assert _study(env, "start", "table1", "--methods", "odt").returncode == 0
+    plain = _pid(env, "table1")
+    try:
+        out = _study(env, "start", "table1@bc", "--methods", "bc")
+        assert out.returncode == 0, out.stderr
+        labelled = _pid(env, "table1@bc")
+        assert labelled != plain and "started table1@bc" in out.stdout
+        assert "a launch of table1 is running too" in out.stderr
+        called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
+        assert called[:3] == ["-m", "benchmarks.run", "table1"] and called[-2:] == ["--methods", "bc"]
+        logs = tmp_path / "runs" / "_logs"
+        assert (logs / "study-table1@bc.args").read_text().splitlines() == ["--methods", "bc"]
+        assert (logs / "study-table1.args").read_text().splitlines() == ["--methods", "odt"]
+
+        status = _study(env, "status")
+        assert "launch table1: running" in status.stdout and "launch table1@bc: running" in status.stdout
+        called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
+        assert called[-2:] == ["table1", "table1@bc"]  # each launch planned as it asked
+
+        stop = _study(env, "stop", "table1@bc")
+        assert stop.returncode == 0 and _gone(labelled) and not (logs / "study-table1@bc.pid").exists()
+        assert "scripts/study.sh resume table1@bc restarts it" in stop.stdout
+        os.kill(plain, 0)  # the plain launch still runs
+    finally:
+        _kill(plain)
+        _gone(plain)
+
+
+@pytest.mark.parametrize("name", ["table1@", "@bc", "table1@b/c", "table1@bc@x"])
+def test_a_malformed_launch_name_is_refused(tmp_path, name):
+    _stand_in(tmp_path / "study")
+    out = _study(_env(tmp_path), "start", name)
+    assert out.returncode == 1 and "EXPERIMENT@LABEL" in out.stderr
+    assert not (tmp_path / "called.txt").exists()
+
+
+def test_status_with_an_older_status_module_passes_experiments_not_labels(tmp_path):
+    study = tmp_path / "study"
+    _stand_in(study)
+    (study / "benchmarks").mkdir()
+    (study / "benchmarks" / "status.py").write_text('p.add_argument("--launches")\n')  # knows no labels
+    logs = tmp_path / "runs" / "_logs"
+    logs.mkdir(parents=True)
+    for launch in ("table1", "table1@bc", "corl_iql"):
+        (logs / f"study-{launch}-20261207T090000Z.log").write_text("")
+    out = _study(_env(tmp_path), "status")
+    assert out.returncode == 0, out.stderr
+    called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
+    assert called[-2:] == ["corl_iql", "table1"]
