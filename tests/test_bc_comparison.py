@@ -42,7 +42,7 @@ def test_primary_and_holm_secondaries_on_antmaze():
     p_dt, p_corl = found["dt"].p_value, found["corl-iql"].p_value
     low, high = sorted([p_dt, p_corl])
     holm_high = max(min(1.0, 2 * low), high)
-    line = next(x for x in B.comparison_table(frame(bc)) if x.startswith("| dt |"))
+    line = next(x for x in B.comparison_table(frame(bc), found) if x.startswith("| dt |"))
     assert f"| {(holm_high if p_dt == high else min(1.0, 2 * low)):.3f} |" in line
     assert B.outcome(frame(bc), found["iql"]).startswith("imitation of the file reaches the goal")
 
