@@ -79,6 +79,9 @@ Experiments (paper section in brackets):
 * ``antmaze_actor`` (``PROTOCOL-antmaze-actor-cpu.md``; not in the paper): ``iql`` on
   ``antmaze-umaze`` with uniform advantage weights (temperature 0.001) and no online phase,
   seeds 0-4: can IQL's own actor imitate the file where BC's network does.
+* ``antmaze_budget`` (``PROTOCOL-antmaze-budget-cpu.md``; not in the paper): ``iql`` on
+  ``antmaze-umaze`` at the paper's 1e6 offline updates (Table 1's cpu cell has 1.8e5), no online
+  phase, seeds 0-4: do IQL's values keep the goal-reaching its actor can imitate, given the budget.
 
 Ablations that change ODT's internals (overrides of ``odt.config`` fields) use the ``odt``
 method; the methods of ``table1``/``stability`` are taken from ``benchmarks.methods.METHODS``
@@ -244,6 +247,7 @@ def _stoch_variants(m: str, d: str, p: str):
 # end); IQL runs the preset's own offline phase (1.8e5 updates at cpu), evaluated every 1e4, with
 # no online phase
 ANTMAZE_SIZING_UPDATES = 20_000
+ANTMAZE_BUDGET_UPDATES = 1_000_000  # IQL's published AntMaze offline budget (PROTOCOL-antmaze-budget-cpu.md)
 ANTMAZE_SIZING_EVERY = 2500
 
 
@@ -434,6 +438,11 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                "weights (temperature 0.001), against table1's IQL and BC",
                5, ("antmaze-umaze",), ("iql",),
                variants=lambda m, d, p: [("temperature=0.001", _ov(temperature=0.001, online_samples=0), ())]),
+    Experiment("antmaze_budget", "Protocol PROTOCOL-antmaze-budget-cpu.md: IQL on antmaze-umaze at the paper's 1e6 "
+               "offline updates, against table1's IQL and antmaze_actor's uniform weights",
+               5, ("antmaze-umaze",), ("iql",),
+               variants=lambda m, d, p: [(f"offline_updates={ANTMAZE_BUDGET_UPDATES}",
+                                          _ov(offline_updates=ANTMAZE_BUDGET_UPDATES, online_samples=0), ())]),
 ]}
 
 
