@@ -11,6 +11,7 @@
 # (other methods or datasets) run side by side: `start table1@bc --methods bc`; resume, status and
 # stop take the same name. One live launch per name.
 #   scripts/study.sh resume EXPERIMENT           start its last launch again: same clone, options and external sources
+#   ... start|resume LAUNCH --after OTHER ...    the same, once OTHER's launch (running or itself queued) has ended
 #   scripts/study.sh status [ARGS...]            python -m benchmarks.status on the study's results root
 #   scripts/study.sh stop [EXPERIMENT]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
 #
@@ -26,6 +27,7 @@ RESULTS="${ODT_RESULTS:-$HOME/odt-runs}"
 SOURCE="${STUDY_SOURCE:-$SCRIPT_REPO}"
 START_CHECK_S="${STUDY_START_CHECK_S:-3}"  # seconds after which a launch that died at once is reported
 STOP_WAIT_S="${STUDY_STOP_WAIT_S:-300}"    # seconds stop waits for a launch to checkpoint its runs and exit
+QUEUE_POLL_S="${STUDY_QUEUE_POLL_S:-30}"   # seconds between a queued launch's looks at the one it waits on
 # where methods that run code from outside this repository find it (docs/official-odt.md, docs/corl.md):
 # a launch records those that are set, and resume sets them again
 EXTERNAL_SOURCES=(ODT_OFFICIAL_SRC ODT_CORL_SRC)
@@ -38,6 +40,7 @@ usage: scripts/study.sh setup COMMIT [--force]  clone this repository at COMMIT 
        scripts/study.sh start LAUNCH [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished;
                                                 --dry-run prints the plan in the foreground, launches nothing)
        scripts/study.sh resume LAUNCH           start its last launch again (its clone, options, ODT_*_SRC)
+       start|resume LAUNCH --after OTHER ...    queue it: a detached waiter starts it once OTHER has ended
        scripts/study.sh status [ARGS...]        python -m benchmarks.status on the study's results root
        scripts/study.sh stop [LAUNCH]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
 LAUNCH: an experiment, or EXPERIMENT@LABEL for a second launch of it beside the first
@@ -53,6 +56,7 @@ pid_file() { echo "$RESULTS/_logs/study-$1.pid"; }
 args_file() { echo "$RESULTS/_logs/study-$1.args"; }  # the last launch's options, one per line
 from_file() { echo "$RESULTS/_logs/study-$1.from"; }  # its clone, then NAME=VALUE of its external sources
 recorded() { [[ -f "$(from_file "$1")" && -f "$(args_file "$1")" ]]; }  # 0 when resume can restart it
+queue_file() { echo "$RESULTS/_logs/study-$1.queued"; }  # a queued launch: its waiter's pid, then what it waits on
 
 # 0 when the pid file names a live `python -m benchmarks.run` process (not a reused pid)
 alive() {
@@ -64,15 +68,29 @@ alive() {
     ps -p "$pid" -o args= 2>/dev/null | grep -q "benchmarks\.run"
 }
 
-# the launches ever started under $RESULTS: a pid file while running, a log from every start
-# (so a stopped study still shows in status)
+# 0 when the launch is queued: its queue file names a live waiter (this script, not a reused pid)
+queued() {
+    local file pid
+    file="$(queue_file "$1")"
+    [[ -f "$file" ]] || return 1
+    pid="$(head -n 1 "$file")"
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+    kill -0 "$pid" 2>/dev/null || return 1
+    ps -p "$pid" -o args= 2>/dev/null | grep -q "study\.sh"
+}
+
+pending() { alive "$(pid_file "$1")" || queued "$1"; }  # running, or queued to run
+
+# the launches ever started under $RESULTS: a pid file while running, a queue file while queued,
+# a log from every start (so a stopped study still shows in status)
 study_launches() {
     local f
-    for f in "$RESULTS"/_logs/study-*.pid "$RESULTS"/_logs/study-*.log; do
+    for f in "$RESULTS"/_logs/study-*.pid "$RESULTS"/_logs/study-*.queued "$RESULTS"/_logs/study-*.log; do
         [[ -e "$f" ]] || continue
         f="${f##*/study-}"
         case "$f" in
             *.pid) echo "${f%.pid}" ;;
+            *.queued) echo "${f%.queued}" ;;
             *) [[ "$f" =~ ^(.+)-[0-9]{8}T[0-9]{6}Z\.log$ ]] && echo "${BASH_REMATCH[1]}" ;;
         esac
     done | sort -u
@@ -114,12 +132,31 @@ cmd_setup() {
     echo "$STUDY_DIR is set up at ${sha:0:12} (venv $STUDY_DIR/.venv)"
 }
 
+valid_launch() {
+    [[ "$1" =~ ^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$ ]] \
+        || die "$2: $1 is not an experiment name, nor EXPERIMENT@LABEL (letters, digits, _ . -)"
+}
+
 cmd_start() {
     [[ $# -ge 1 && "$1" != -* ]] || usage
-    local launch="$1" experiment pidfile log pid other
+    local launch="$1" experiment pidfile log pid other after="" options=()
     shift
-    [[ "$launch" =~ ^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.-]+)?$ ]] \
-        || die "start: $launch is not an experiment name, nor EXPERIMENT@LABEL (letters, digits, _ . -)"
+    valid_launch "$launch" start
+    while [[ $# -gt 0 ]]; do  # --after is study.sh's own; every other option goes to benchmarks.run
+        if [[ "$1" == --after ]]; then
+            [[ $# -ge 2 ]] || die "start: --after needs the launch to wait for"
+            after="$2"; shift 2
+        else
+            options+=("$1"); shift
+        fi
+    done
+    set -- "${options[@]+"${options[@]}"}"
+    if [[ -n "$after" ]]; then
+        valid_launch "$after" "start --after"
+        [[ "$after" != "$launch" ]] || die "start: $launch cannot wait for itself"
+        if pending "$after"; then queue "$launch" "$after" "$@"; return; fi
+        echo "$after is neither running nor queued: starting $launch now"
+    fi
     experiment="${launch%%@*}"
     [[ -x "$STUDY_DIR/.venv/bin/python" ]] \
         || die "start: no study clone at $STUDY_DIR (its .venv/bin/python); run scripts/study.sh setup COMMIT first"
@@ -132,6 +169,9 @@ cmd_start() {
     if alive "$pidfile"; then
         die "start: a launch of $launch is already running (pid $(head -n 1 "$pidfile"), log $(sed -n 2p "$pidfile")); scripts/study.sh status shows its runs"
     fi
+    if queued "$launch" && [[ "$(head -n 1 "$(queue_file "$launch")")" != "$$" ]]; then
+        die "start: $launch is queued after $(sed -n 2p "$(queue_file "$launch")") (waiter pid $(head -n 1 "$(queue_file "$launch")")); scripts/study.sh stop $launch cancels it"
+    fi
     for other in $(study_launches); do
         if [[ "$other" != "$launch" ]] && alive "$(pid_file "$other")"; then
             echo "warning: a launch of $other is running too; the two share this machine's cores" >&2
@@ -143,14 +183,7 @@ cmd_start() {
         --executor local --threads 1 --parallel 2 --yes --results "$RESULTS" "$@" >"$log" 2>&1 </dev/null) &
     pid=$!
     printf '%s\n%s\n%s\n' "$pid" "$log" "$(git -C "$STUDY_DIR" rev-parse HEAD 2>/dev/null || echo unknown)" >"$pidfile"
-    # what status plans this launch as: this launch's options, one per line
-    if [[ $# -gt 0 ]]; then printf '%s\n' "$@"; fi >"$(args_file "$launch")"
-    {
-        (cd "$STUDY_DIR" && pwd)
-        for name in "${EXTERNAL_SOURCES[@]}"; do
-            if [[ -n "${!name:-}" ]]; then echo "$name=${!name}"; fi
-        done
-    } >"$(from_file "$launch")"
+    record_launch "$launch" "$@"
     sleep "$START_CHECK_S"
     if ! kill -0 "$pid" 2>/dev/null; then
         rm -f "$pidfile"
@@ -162,9 +195,52 @@ cmd_start() {
     echo "see: scripts/study.sh status    stop: scripts/study.sh stop $launch"
 }
 
+# what status plans a launch as (its options, one per line) and what resume restarts it from
+# (its clone, then the external sources set)
+record_launch() {
+    local launch="$1" name
+    shift
+    if [[ $# -gt 0 ]]; then printf '%s\n' "$@"; fi >"$(args_file "$launch")"
+    {
+        (cd "$STUDY_DIR" && pwd)
+        for name in "${EXTERNAL_SOURCES[@]}"; do
+            if [[ -n "${!name:-}" ]]; then echo "$name=${!name}"; fi
+        done
+    } >"$(from_file "$launch")"
+}
+
+# a detached waiter (its own session, as a launch) that starts LAUNCH once AFTER is neither running
+# nor queued; the launch is recorded at once, so status plans it and resume knows it
+queue() {
+    local launch="$1" after="$2" pid
+    shift 2
+    [[ -x "$STUDY_DIR/.venv/bin/python" ]] \
+        || die "start: no study clone at $STUDY_DIR (its .venv/bin/python); run scripts/study.sh setup COMMIT first"
+    pending "$launch" && die "start: $launch is already running or queued; scripts/study.sh status shows it"
+    mkdir -p "$RESULTS/_logs"
+    record_launch "$launch" "$@"
+    STUDY_DIR="$STUDY_DIR" ODT_RESULTS="$RESULTS" setsid nohup bash "${BASH_SOURCE[0]}" _after "$after" "$launch" "$@" \
+        >>"$RESULTS/_logs/study-$launch.queued.log" 2>&1 </dev/null &
+    pid=$!
+    printf '%s\n%s\n' "$pid" "$after" >"$(queue_file "$launch")"
+    echo "queued $launch after $after: waiter pid $pid (it looks every ${QUEUE_POLL_S} s), from $STUDY_DIR"
+    echo "see: scripts/study.sh status    cancel: scripts/study.sh stop $launch"
+}
+
+# the waiter's body: wait, then start in this process (so the queue file's pid stays live until
+# the launch's own pid file is written)
+cmd_after() {
+    local after="$1" launch="$2"
+    shift 2
+    while pending "$after"; do sleep "$QUEUE_POLL_S"; done
+    echo "$(date -u +%FT%TZ) $after has ended: starting $launch"
+    cmd_start "$launch" "$@"
+    rm -f "$(queue_file "$launch")"
+}
+
 cmd_resume() {
-    [[ $# -eq 1 && "$1" != -* ]] || usage
-    local launch="$1" from line options=()
+    [[ ( $# -eq 1 || ( $# -eq 3 && "$2" == --after ) ) && "$1" != -* ]] || usage
+    local launch="$1" from line options=() after=("${@:2}")
     from="$(from_file "$launch")"
     recorded "$launch" \
         || die "resume: no recorded launch of $launch under $RESULTS/_logs; start it once: scripts/study.sh start $launch [OPTIONS]"
@@ -175,7 +251,7 @@ cmd_resume() {
         export "${BASH_REMATCH[1]}=${BASH_REMATCH[2]}"
     done < <(tail -n +2 "$from")
     mapfile -t options <"$(args_file "$launch")"
-    cmd_start "$launch" "${options[@]+"${options[@]}"}"
+    cmd_start "$launch" "${options[@]+"${options[@]}"}" "${after[@]+"${after[@]}"}"
 }
 
 # how a launch that is not running is restarted: its recorded launch, else a plain start
@@ -199,6 +275,8 @@ cmd_status() {
         pidfile="$(pid_file "$launch")"
         if alive "$pidfile"; then
             echo "launch $launch: running, pid $(head -n 1 "$pidfile"), log $(sed -n 2p "$pidfile")"
+        elif queued "$launch"; then
+            echo "launch $launch: queued after $(sed -n 2p "$(queue_file "$launch")") (waiter pid $(head -n 1 "$(queue_file "$launch")"))"
         else
             echo "launch $launch: not running ($(resume_hint "$launch"))"
         fi
@@ -218,6 +296,13 @@ cmd_stop() {
     local launches launch pidfile pid waited
     launches="${1:-$(study_launches)}"
     [[ -n "$launches" ]] || { echo "no study launch recorded under $RESULTS/_logs"; return 0; }
+    for launch in $launches; do  # queues first: stopping what they wait on must not start them
+        if queued "$launch"; then
+            kill -TERM "$(head -n 1 "$(queue_file "$launch")")"
+            echo "$launch: queue cancelled (it was waiting for $(sed -n 2p "$(queue_file "$launch")"))"
+            rm -f "$(queue_file "$launch")"
+        fi
+    done
     for launch in $launches; do
         pidfile="$(pid_file "$launch")"
         if ! alive "$pidfile"; then
@@ -249,6 +334,7 @@ case "$command" in
     setup) cmd_setup "$@" ;;
     start) cmd_start "$@" ;;
     resume) cmd_resume "$@" ;;
+    _after) cmd_after "$@" ;;  # the queued launch's waiter (see queue)
     status) cmd_status "$@" ;;
     stop) cmd_stop "$@" ;;
     -h|--help|help) usage 0 ;;

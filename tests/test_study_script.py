@@ -319,3 +319,111 @@ def test_status_with_an_older_status_module_passes_experiments_not_labels(tmp_pa
     assert out.returncode == 0, out.stderr
     called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
     assert called[-2:] == ["corl_iql", "table1"]
+
+
+def _wait_for(predicate, within_s: float = 15.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_queued_launch_starts_once_the_one_it_waits_on_has_ended(tmp_path):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
+    logs = tmp_path / "runs" / "_logs"
+    assert _study(env, "start", "table1", "--methods", "odt").returncode == 0
+    first = _pid(env, "table1")
+    waiter = None
+    try:
+        out = _study(env, "start", "table1@bc", "--after", "table1", "--methods", "bc")
+        assert out.returncode == 0, out.stderr
+        assert "queued table1@bc after table1" in out.stdout
+        waiter = int((logs / "study-table1@bc.queued").read_text().split()[0])
+        assert not (logs / "study-table1@bc.pid").exists()
+        assert (logs / "study-table1@bc.args").read_text().splitlines() == ["--methods", "bc"]  # --after is not
+        assert "launch table1@bc: queued after table1" in _study(env, "status").stdout
+        again = _study(env, "start", "table1@bc", "--after", "table1")
+        assert again.returncode == 1 and "already running or queued" in again.stderr
+
+        _kill(first)
+        assert _gone(first)
+        assert _wait_for(lambda: (logs / "study-table1@bc.pid").exists())
+        second = _pid(env, "table1@bc")
+        called = lambda: [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]  # noqa: E731
+        assert _wait_for(lambda: called()[-2:] == ["--methods", "bc"])  # the stand-in writes once it runs
+        assert called()[:3] == ["-m", "benchmarks.run", "table1"]
+        assert _wait_for(lambda: not (logs / "study-table1@bc.queued").exists())
+        _kill(second)
+        assert _gone(second)
+    finally:
+        _kill(first)
+        if waiter:
+            _kill(waiter)
+
+
+def test_stop_cancels_a_queue_before_stopping_what_it_waits_on(tmp_path):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
+    logs = tmp_path / "runs" / "_logs"
+    assert _study(env, "start", "online_200k").returncode == 0
+    first = _pid(env, "online_200k")
+    try:
+        assert _study(env, "resume", "online_200k", "--after", "online_200k").returncode == 1  # not itself
+        assert _study(env, "start", "corl_iql", "--after", "online_200k").returncode == 0
+        waiter = int((logs / "study-corl_iql.queued").read_text().split()[0])
+        out = _study(env, "stop")
+        assert out.returncode == 0 and "corl_iql: queue cancelled (it was waiting for online_200k)" in out.stdout
+        assert _gone(waiter) and _gone(first)
+        time.sleep(1.0)  # a waiter left alive would start the queued launch now
+        assert not (logs / "study-corl_iql.pid").exists() and not (logs / "study-corl_iql.queued").exists()
+    finally:
+        _kill(first)
+
+
+def test_after_a_launch_that_is_not_running_starts_at_once(tmp_path):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path)
+    out = _study(env, "start", "corl_iql", "--after", "online_200k", "--preset", "cpu")
+    pid = _pid(env, "corl_iql")
+    try:
+        assert out.returncode == 0 and "online_200k is neither running nor queued: starting corl_iql now" in out.stdout
+        called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
+        assert "--after" not in called and called[-2:] == ["--preset", "cpu"]
+    finally:
+        _kill(pid)
+        _gone(pid)
+
+
+def test_queues_chain_and_resume_can_queue(tmp_path):
+    """c waits on b, which waits on a: c starts only after b has started and ended."""
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
+    logs = tmp_path / "runs" / "_logs"
+    assert _study(env, "start", "corl_iql", "--preset", "cpu").returncode == 0  # recorded, for resume
+    _kill(_pid(env, "corl_iql"))
+    assert _gone(_pid(env, "corl_iql"))
+    assert _study(env, "start", "online_200k").returncode == 0
+    a = _pid(env, "online_200k")
+    pids = [a]
+    try:
+        assert _study(env, "start", "table1", "--after", "online_200k").returncode == 0
+        assert _study(env, "resume", "corl_iql", "--after", "table1").returncode == 0
+        pids += [int((logs / f"study-{x}.queued").read_text().split()[0]) for x in ("table1", "corl_iql")]
+        _kill(a)
+        assert _wait_for(lambda: (logs / "study-table1.pid").exists() and _pid(env, "table1") != a)
+        b = _pid(env, "table1")
+        pids.append(b)
+        time.sleep(1.0)
+        assert (logs / "study-corl_iql.queued").exists()  # still waiting: table1 runs
+        _kill(b)
+        assert _wait_for(lambda: (logs / "study-corl_iql.pid").exists() and _pid(env, "corl_iql") not in pids)
+        pids.append(_pid(env, "corl_iql"))
+        called = lambda: [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]  # noqa: E731
+        assert _wait_for(lambda: called()[2:3] == ["corl_iql"])  # the stand-in writes once it runs
+        assert called()[-2:] == ["--preset", "cpu"]
+    finally:
+        for pid in pids:
+            _kill(pid)
