@@ -3,17 +3,17 @@
 # the shell, the sitting and any change to the work tree. See docs/running.md, "Studies that
 # outlive a sitting".
 #
-#   scripts/study.sh setup COMMIT [--force]      clone this repository at COMMIT into $STUDY_DIR, make install
-#   scripts/study.sh start EXPERIMENT [ARGS...]  launch it detached from $STUDY_DIR (resumes what is unfinished);
-#                                                with --dry-run, print its plan here and launch nothing
+#   scripts/study.sh setup COMMIT [--force]    clone this repository at COMMIT into $STUDY_DIR, make install
+#   scripts/study.sh start LAUNCH [ARGS...]    launch it detached from $STUDY_DIR (resumes what is unfinished);
+#                                              with --dry-run, print its plan here and launch nothing
+#   scripts/study.sh resume LAUNCH             start its last launch again: same clone, options and external sources
+#   ... start|resume LAUNCH --after OTHER ...  the same, once OTHER's launch (running or itself queued) has ended
+#   scripts/study.sh status [ARGS...]          python -m benchmarks.status on the study's results root
+#   scripts/study.sh stop [LAUNCH]             cancel queues, then SIGTERM the launch(es): runs checkpoint and stop
 #
 # A launch is named by its experiment, or EXPERIMENT@LABEL where two launches of one experiment
-# (other methods or datasets) run side by side: `start table1@bc --methods bc`; resume, status and
-# stop take the same name. One live launch per name.
-#   scripts/study.sh resume EXPERIMENT           start its last launch again: same clone, options and external sources
-#   ... start|resume LAUNCH --after OTHER ...    the same, once OTHER's launch (running or itself queued) has ended
-#   scripts/study.sh status [ARGS...]            python -m benchmarks.status on the study's results root
-#   scripts/study.sh stop [EXPERIMENT]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
+# (other methods or datasets) run side by side: `start table1@bc --methods bc`. One live launch
+# per name.
 #
 # STUDY_DIR    the pinned clone (default $HOME/odt-study), with its own .venv
 # ODT_RESULTS  the results root, outside any work tree (default $HOME/odt-runs); launches keep
