@@ -7,7 +7,9 @@
 #   scripts/study.sh start LAUNCH [ARGS...]    launch it detached from $STUDY_DIR (resumes what is unfinished);
 #                                              with --dry-run, print its plan here and launch nothing
 #   scripts/study.sh resume LAUNCH             start its last launch again: same clone, options and external sources
-#   ... start|resume LAUNCH --after OTHER ...  the same, once OTHER's launch (running or itself queued) has ended
+#   ... start|resume LAUNCH --after OTHER ...  the same, once OTHER's launch (running or itself queued) has ended;
+#       [--start-by TIME]                       a queue lapses if OTHER ends after TIME (e.g. a run that cannot
+#                                              resume, started only with enough of the sitting left)
 #   scripts/study.sh status [ARGS...]          python -m benchmarks.status on the study's results root
 #   scripts/study.sh stop [LAUNCH]             cancel queues, then SIGTERM the launch(es): runs checkpoint and stop
 #
@@ -41,6 +43,7 @@ usage: scripts/study.sh setup COMMIT [--force]  clone this repository at COMMIT 
                                                 --dry-run prints the plan in the foreground, launches nothing)
        scripts/study.sh resume LAUNCH           start its last launch again (its clone, options, ODT_*_SRC)
        start|resume LAUNCH --after OTHER ...    queue it: a detached waiter starts it once OTHER has ended
+           [--start-by TIME]                    ... if that is before TIME (date -d syntax, e.g. 09:55); else it lapses
        scripts/study.sh status [ARGS...]        python -m benchmarks.status on the study's results root
        scripts/study.sh stop [LAUNCH]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
 LAUNCH: an experiment, or EXPERIMENT@LABEL for a second launch of it beside the first
@@ -139,13 +142,16 @@ valid_launch() {
 
 cmd_start() {
     [[ $# -ge 1 && "$1" != -* ]] || usage
-    local launch="$1" experiment pidfile log pid other after="" options=()
+    local launch="$1" experiment pidfile log pid other after="" start_by="" options=()
     shift
     valid_launch "$launch" start
-    while [[ $# -gt 0 ]]; do  # --after is study.sh's own; every other option goes to benchmarks.run
+    while [[ $# -gt 0 ]]; do  # --after, --start-by are study.sh's own; every other option goes to benchmarks.run
         if [[ "$1" == --after ]]; then
             [[ $# -ge 2 ]] || die "start: --after needs the launch to wait for"
             after="$2"; shift 2
+        elif [[ "$1" == --start-by ]]; then
+            [[ $# -ge 2 ]] || die "start: --start-by needs a time (e.g. 09:55)"
+            start_by="$(deadline "$2")"; shift 2
         else
             options+=("$1"); shift
         fi
@@ -154,8 +160,10 @@ cmd_start() {
     if [[ -n "$after" ]]; then
         valid_launch "$after" "start --after"
         [[ "$after" != "$launch" ]] || die "start: $launch cannot wait for itself"
-        if pending "$after"; then queue "$launch" "$after" "$@"; return; fi
+        if pending "$after"; then queue "$launch" "$after" "${start_by:--}" "$@"; return; fi
         echo "$after is neither running nor queued: starting $launch now"
+    elif [[ -n "$start_by" ]]; then
+        die "start: --start-by only bounds a queue; give --after OTHER with it"
     fi
     experiment="${launch%%@*}"
     [[ -x "$STUDY_DIR/.venv/bin/python" ]] \
@@ -209,37 +217,53 @@ record_launch() {
     } >"$(from_file "$launch")"
 }
 
+# TIME (anything date -d reads) as seconds since the epoch; refused unless it is still ahead
+deadline() {
+    local when
+    when="$(date -d "$1" +%s 2>/dev/null)" || die "start: --start-by $1 is not a time date -d can read (e.g. 09:55)"
+    [[ "$when" -gt "$(date +%s)" ]] || die "start: --start-by $1 ($(date -u -d "@$when" +%FT%TZ)) has already passed"
+    echo "$when"
+}
+
 # a detached waiter (its own session, as a launch) that starts LAUNCH once AFTER is neither running
-# nor queued; the launch is recorded at once, so status plans it and resume knows it
+# nor queued, unless START_BY (seconds since the epoch, or -) has passed by then; the launch is
+# recorded at once, so status plans it and resume knows it
 queue() {
-    local launch="$1" after="$2" pid
-    shift 2
+    local launch="$1" after="$2" start_by="$3" pid
+    shift 3
     [[ -x "$STUDY_DIR/.venv/bin/python" ]] \
         || die "start: no study clone at $STUDY_DIR (its .venv/bin/python); run scripts/study.sh setup COMMIT first"
     pending "$launch" && die "start: $launch is already running or queued; scripts/study.sh status shows it"
     mkdir -p "$RESULTS/_logs"
     record_launch "$launch" "$@"
-    STUDY_DIR="$STUDY_DIR" ODT_RESULTS="$RESULTS" setsid nohup bash "${BASH_SOURCE[0]}" _after "$after" "$launch" "$@" \
+    STUDY_DIR="$STUDY_DIR" ODT_RESULTS="$RESULTS" setsid nohup bash "${BASH_SOURCE[0]}" _after "$after" "$launch" "$start_by" "$@" \
         >>"$RESULTS/_logs/study-$launch.queued.log" 2>&1 </dev/null &
     pid=$!
     printf '%s\n%s\n' "$pid" "$after" >"$(queue_file "$launch")"
     echo "queued $launch after $after: waiter pid $pid (it looks every ${QUEUE_POLL_S} s), from $STUDY_DIR"
+    if [[ "$start_by" != - ]]; then echo "it lapses if $after has not ended by $(date -u -d "@$start_by" +%FT%TZ)"; fi
     echo "see: scripts/study.sh status    cancel: scripts/study.sh stop $launch"
 }
 
 # the waiter's body: wait, then start in this process (so the queue file's pid stays live until
 # the launch's own pid file is written)
 cmd_after() {
-    local after="$1" launch="$2"
-    shift 2
+    local after="$1" launch="$2" start_by="$3"
+    shift 3
     while pending "$after"; do sleep "$QUEUE_POLL_S"; done
+    if [[ "$start_by" != - && "$(date +%s)" -gt "$start_by" ]]; then
+        echo "$(date -u +%FT%TZ) $after has ended after $(date -u -d "@$start_by" +%FT%TZ): $launch lapses, not started"
+        rm -f "$(queue_file "$launch")"
+        return 0
+    fi
     echo "$(date -u +%FT%TZ) $after has ended: starting $launch"
     cmd_start "$launch" "$@"
     rm -f "$(queue_file "$launch")"
 }
 
 cmd_resume() {
-    [[ ( $# -eq 1 || ( $# -eq 3 && "$2" == --after ) ) && "$1" != -* ]] || usage
+    [[ ( $# -eq 1 || ( $# -eq 3 && "$2" == --after ) || ( $# -eq 5 && "$2" == --after && "$4" == --start-by ) ) \
+        && "$1" != -* ]] || usage
     local launch="$1" from line options=() after=("${@:2}")
     from="$(from_file "$launch")"
     recorded "$launch" \

@@ -427,3 +427,59 @@ def test_queues_chain_and_resume_can_queue(tmp_path):
     finally:
         for pid in pids:
             _kill(pid)
+
+
+def test_a_queue_with_start_by_lapses_when_what_it_waits_on_ends_too_late(tmp_path):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
+    logs = tmp_path / "runs" / "_logs"
+    assert _study(env, "start", "table1").returncode == 0
+    first = _pid(env, "table1")
+    waiter = None
+    try:
+        out = _study(env, "start", "official", "--after", "table1", "--start-by", "now + 2 seconds")
+        assert out.returncode == 0, out.stderr
+        assert "it lapses if table1 has not ended by" in out.stdout
+        waiter = int((logs / "study-official.queued").read_text().split()[0])
+        time.sleep(3.0)  # past the bound while table1 still runs
+        _kill(first)
+        assert _gone(first) and _gone(waiter)
+        assert not (logs / "study-official.queued").exists() and not (logs / "study-official.pid").exists()
+        assert "official lapses, not started" in (logs / "study-official.queued.log").read_text()
+    finally:
+        _kill(first)
+        if waiter:
+            _kill(waiter)
+
+
+def test_a_queue_with_start_by_starts_when_what_it_waits_on_ends_in_time(tmp_path):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
+    logs = tmp_path / "runs" / "_logs"
+    assert _study(env, "start", "table1").returncode == 0
+    first = _pid(env, "table1")
+    try:
+        assert _study(env, "start", "official", "--after", "table1", "--start-by", "now + 1 hour").returncode == 0
+        _kill(first)
+        assert _wait_for(lambda: (logs / "study-official.pid").exists())
+        second = _pid(env, "official")
+        assert _wait_for(lambda: not (logs / "study-official.queued").exists())
+        _kill(second)
+        assert _gone(second)
+    finally:
+        _kill(first)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--after", "table1", "--start-by", "1 hour ago"], "has already passed"),
+    (["--after", "table1", "--start-by", "not a time"], "is not a time"),
+    (["--after", "table1", "--start-by"], "needs a time"),
+    (["--start-by", "now + 1 hour"], "only bounds a queue"),
+])
+def test_a_bad_start_by_is_refused_and_nothing_is_queued(tmp_path, args, message):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path)
+    out = _study(env, "start", "official", *args)
+    assert out.returncode == 1 and message in out.stderr
+    logs = tmp_path / "runs" / "_logs"
+    assert not (logs / "study-official.queued").exists() and not (logs / "study-official.pid").exists()
