@@ -278,10 +278,31 @@ cmd_resume() {
     cmd_start "$launch" "${options[@]+"${options[@]}"}" "${after[@]+"${after[@]}"}"
 }
 
-# how a launch that is not running is restarted: its recorded launch, else a plain start
+# the log of LAUNCH's newest start, if any (study-LAUNCH-<UTC stamp>.log; stamps sort by time)
+newest_log() {
+    local f newest=""
+    for f in "$RESULTS/_logs/study-$1-"*.log; do
+        [[ -e "$f" && "${f##*/}" =~ ^study-.+-[0-9]{8}T[0-9]{6}Z\.log$ && "${f%-*}" == "$RESULTS/_logs/study-$1" ]] || continue
+        [[ "$f" > "$newest" ]] && newest="$f"
+    done
+    echo "$newest"
+}
+
+# 0 when LAUNCH's newest start ended with every run of its plan complete: benchmarks.run's last
+# line says so (none failed, none left to another launch)
+ended_complete() {
+    local log
+    log="$(newest_log "$1")"
+    [[ -n "$log" ]] && tail -n 5 "$log" | grep -Eq "^${1%%@*}: [0-9]+ finished, 0 failed, [0-9]+ were already complete$"
+}
+
+# how a launch that is not running is restarted: its recorded launch, else a plain start; nothing
+# when its last start completed its plan
 resume_hint() {
     local options
-    if recorded "$1"; then
+    if ended_complete "$1"; then
+        echo "its plan is complete ($(newest_log "$1")); nothing to resume"
+    elif recorded "$1"; then
         options="$(tr '\n' ' ' <"$(args_file "$1")" | sed 's/ *$//')"
         echo "scripts/study.sh resume $1 restarts it: from $(head -n 1 "$(from_file "$1")"), options: ${options:-none}"
     else

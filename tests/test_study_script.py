@@ -25,6 +25,7 @@ STAND_IN = """#!/bin/bash
 { echo "cwd=$PWD"; echo "results=$ODT_RESULTS"; printf 'arg=%s\\n' "$@"; } > "$STUDY_TEST_OUT"
 echo "corl=${ODT_CORL_SRC:-}" > "$STUDY_TEST_OUT.env"
 [[ "$2" == benchmarks.run && " $* " != *" --dry-run "* ]] || exit 0
+[[ -z "${STUDY_TEST_FINISH:-}" ]] || { echo "$3: 2 finished, $STUDY_TEST_FINISH failed, 0 were already complete"; exit 0; }
 trap 'kill $child 2>/dev/null; exit 143' TERM
 sleep 120 & child=$!
 wait $child
@@ -483,3 +484,15 @@ def test_a_bad_start_by_is_refused_and_nothing_is_queued(tmp_path, args, message
     assert out.returncode == 1 and message in out.stderr
     logs = tmp_path / "runs" / "_logs"
     assert not (logs / "study-official.queued").exists() and not (logs / "study-official.pid").exists()
+
+
+@pytest.mark.parametrize("failed, complete", [("0", True), ("1", False)])
+def test_status_offers_no_resume_for_a_launch_whose_plan_completed(tmp_path, failed, complete):
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path, STUDY_TEST_FINISH=failed)
+    assert _study(env, "start", "table1@bc", "--methods", "bc").returncode == 1  # it ends at once
+    line = next(x for x in _study(env, "status").stdout.splitlines() if x.startswith("launch table1@bc"))
+    if complete:
+        assert "its plan is complete" in line and "nothing to resume" in line and "study-table1@bc-" in line
+    else:
+        assert "scripts/study.sh resume table1@bc restarts it" in line
