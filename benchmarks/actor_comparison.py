@@ -15,58 +15,39 @@ import sys
 import pandas as pd
 
 from benchmarks import arm_sets
-from benchmarks.arm_sets import Arm, TwoComparisons
-from benchmarks.intervals import Interval, verdict
+from benchmarks.arm_sets import Arm, Outcomes, TwoComparisons
 from benchmarks.reproduction import analysis_parser, emit_report, missing_arm
 
 DATASET, CONTENT = "antmaze-umaze", "b7b9dc8f"
-IMITATES_FROM, FAILS_BELOW = 30.0, 10.0  # the outcomes' thresholds on W's mean success, in %
 
 READING = TwoComparisons(
     arms={a.name: a for a in (Arm("W", "iql", DATASET, "antmaze_actor", CONTENT),
                               Arm("O", "iql", DATASET, "table1", CONTENT),
                               Arm("BO", "bc", DATASET, "table1", CONTENT))},
     description={"W": "iql, temperature 0.001, offline only", "O": "iql, Table 1 (temperature 10)", "BO": "bc, Table 1"},
-    primary=("W", "O"), secondary=("W", "BO"), seeds=range(5))
+    primary=("W", "O"), secondary=("W", "BO"), seeds=range(5),
+    outcomes=Outcomes(  # on W's mean success, in %
+        high_from=30.0, low_below=10.0,
+        high="IQL's actor imitates the file with uniform weights (W {mean:.1f}% >= {high_from:g}%, primary supports): its "
+             "advantage weights, i.e. the values, remove the goal-reaching",
+        low="IQL's actor does not imitate the file within 1.8e5 updates even with uniform weights (W {mean:.1f}% "
+            "< {low_below:g}%, primary {word}): the limit is the actor's fit, not the values"))
 PRIMARY = READING.primary
-
-
-def load(results, preset: str) -> pd.DataFrame:
-    return arm_sets.load(results, preset, READING.arms.values())
-
-
-def comparisons(runs: pd.DataFrame) -> dict[tuple[str, str], Interval | None]:
-    """(left, right) -> the 95% Welch interval of left - right; None until both arms are complete."""
-    return arm_sets.comparisons(runs, READING)
-
-
-def outcome(runs: pd.DataFrame, primary: Interval | None) -> str:
-    w = arm_sets.complete_values(runs, READING, "W")
-    if primary is None or w is None:
-        return "not read yet (arm W's or arm O's five seeds are not all complete)"
-    word, mean = verdict(primary, expected_sign=+1), float(w.mean())
-    if word == "supports" and mean >= IMITATES_FROM:
-        return (f"IQL's actor imitates the file with uniform weights (W {mean:.1f}% >= {IMITATES_FROM:g}%, primary "
-                "supports): its advantage weights, i.e. the values, remove the goal-reaching")
-    if mean < FAILS_BELOW:
-        return (f"IQL's actor does not imitate the file within 1.8e5 updates even with uniform weights (W {mean:.1f}% "
-                f"< {FAILS_BELOW:g}%, primary {word}): the limit is the actor's fit, not the values")
-    return f"none of the registered branches (W {mean:.1f}%, primary {word}): reported as it is"
 
 
 def report_lines(runs: pd.DataFrame, preset: str) -> list[str]:
     arm_sets.check_contents(runs, READING.arms)
-    found = comparisons(runs)
+    found = READING.comparisons(runs)
     return arm_sets.report_lines(f"IQL's actor with uniform advantage weights on the generated U-maze (preset `{preset}`)",
                                  "benchmarks.actor_comparison", "PROTOCOL-antmaze-actor-cpu.md",
                                  arm_sets.arms_table(runs, READING), arm_sets.comparison_table(found, PRIMARY),
-                                 outcome(runs, found[PRIMARY]))
+                                 READING.outcome(runs, found[PRIMARY]))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = analysis_parser("python -m benchmarks.actor_comparison", __doc__, "paper_tables/actor_cpu.md", seeds=False)
     args = parser.parse_args(argv)
-    runs = load(args.results, args.preset)
+    runs = READING.load(args.results, args.preset)
     if missing_arm(runs[runs.experiment == "antmaze_actor"] if not runs.empty else runs, "iql", args.preset, args.results):
         return 1
     return emit_report(lambda: report_lines(runs, args.preset), args.out)

@@ -68,30 +68,61 @@ def values(runs: pd.DataFrame, arm: Arm, seeds, metric: str = "offline_score") -
 
 
 @dataclass(frozen=True)
+class Outcomes:
+    """A protocol's registered outcomes on the mean of its primary's left arm: ``high`` when the
+    primary supports and that mean reaches ``high_from``; ``low`` when the mean is under
+    ``low_below``; otherwise none of them. The texts take ``{mean}`` (that mean, in %), ``{word}``
+    (the primary's verdict), ``{high_from}`` and ``{low_below}``."""
+    high_from: float
+    low_below: float
+    high: str
+    low: str
+
+
+@dataclass(frozen=True)
 class TwoComparisons:
     """A protocol read on complete arms of ``seeds``: a primary left - right read for an expected
-    sign of +1, and one secondary, two-sided and uncorrected (the only one)."""
+    sign of +1, one secondary, two-sided and uncorrected (the only one), and the outcome the
+    protocol registered for what the primary finds."""
     arms: Mapping[str, Arm]
     description: Mapping[str, str]  # arm name -> what it is, for the table
     primary: tuple[str, str]
     secondary: tuple[str, str]
     seeds: range
+    outcomes: Outcomes
     metric: str = "offline_score"
 
+    def load(self, results, preset: str) -> pd.DataFrame:
+        """Every run of the arms' cells (any status)."""
+        return load(results, preset, self.arms.values())
 
-def complete_values(runs: pd.DataFrame, reading: TwoComparisons, arm: str) -> np.ndarray | None:
-    """An arm's scores on the reading's seeds; None until all of them are complete."""
-    x = values(runs, reading.arms[arm], reading.seeds, reading.metric)
-    return x if len(x) == len(reading.seeds) else None
+    def complete_values(self, runs: pd.DataFrame, arm: str) -> np.ndarray | None:
+        """An arm's scores on the reading's seeds; None until all of them are complete."""
+        x = values(runs, self.arms[arm], self.seeds, self.metric)
+        return x if len(x) == len(self.seeds) else None
 
+    def comparisons(self, runs: pd.DataFrame) -> dict[tuple[str, str], Interval | None]:
+        """(left, right) -> the 95% Welch interval of left - right; None until both arms are complete."""
+        out: dict[tuple[str, str], Interval | None] = {}
+        for left, right in (self.primary, self.secondary):
+            a, b = self.complete_values(runs, left), self.complete_values(runs, right)
+            out[(left, right)] = None if a is None or b is None else difference_interval(a, b, paired=False)
+        return out
 
-def comparisons(runs: pd.DataFrame, reading: TwoComparisons) -> dict[tuple[str, str], Interval | None]:
-    """(left, right) -> the 95% Welch interval of left - right; None until both arms are complete."""
-    out: dict[tuple[str, str], Interval | None] = {}
-    for left, right in (reading.primary, reading.secondary):
-        a, b = complete_values(runs, reading, left), complete_values(runs, reading, right)
-        out[(left, right)] = None if a is None or b is None else difference_interval(a, b, paired=False)
-    return out
+    def outcome(self, runs: pd.DataFrame, primary: Interval | None) -> str:
+        """The registered outcome the primary interval and its left arm's mean fall in."""
+        left, right = self.primary
+        x = self.complete_values(runs, left)
+        if primary is None or x is None:
+            return (f"not read yet (arm {left}'s or arm {right}'s seeds {self.seeds[0]}-{self.seeds[-1]} "
+                    "are not all complete)")
+        word, mean, o = verdict(primary, expected_sign=+1), float(x.mean()), self.outcomes
+        fields = {"mean": mean, "word": word, "high_from": o.high_from, "low_below": o.low_below}
+        if word == "supports" and mean >= o.high_from:
+            return o.high.format(**fields)
+        if mean < o.low_below:
+            return o.low.format(**fields)
+        return f"none of the registered branches ({left} {mean:.1f}%, primary {word}): reported as it is"
 
 
 def arms_table(runs: pd.DataFrame, reading: TwoComparisons) -> list[str]:

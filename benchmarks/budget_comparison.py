@@ -17,12 +17,10 @@ import pandas as pd
 
 from benchmarks import aggregate as agg
 from benchmarks import arm_sets
-from benchmarks.arm_sets import Arm, TwoComparisons
-from benchmarks.intervals import Interval, verdict
+from benchmarks.arm_sets import Arm, Outcomes, TwoComparisons
 from benchmarks.reproduction import analysis_parser, emit_report, mean_interval_cell, missing_arm
 
 DATASET, CONTENT = "antmaze-umaze", "b7b9dc8f"
-KEEPS_FROM, FAILS_BELOW = 30.0, 10.0  # the outcomes' thresholds on B's mean success, in %
 # CORL's published IQL on D4RL's antmaze-umaze-v2 (its logs, as the issue cites them): updates -> success %
 CORL_D4RL_CURVE = {100_000: 14.0, 200_000: 27.0, 1_000_000: 77.0}
 
@@ -32,31 +30,14 @@ READING = TwoComparisons(
                               Arm("W", "iql", DATASET, "antmaze_actor", CONTENT))},
     description={"B": "iql, 1e6 offline updates, offline only", "O": "iql, Table 1 (1.8e5 offline updates)",
                  "W": "iql, uniform weights (temperature 0.001), 1.8e5"},
-    primary=("B", "O"), secondary=("B", "W"), seeds=range(5))
+    primary=("B", "O"), secondary=("B", "W"), seeds=range(5),
+    outcomes=Outcomes(  # on B's mean success, in %
+        high_from=30.0, low_below=10.0,
+        high="at the paper's budget IQL reaches the goal (B {mean:.1f}% >= {high_from:g}%, primary supports): the cpu "
+             "preset's 1.8e5 updates are what leave its values unable to weigh the file's paths",
+        low="the paper's budget does not rescue IQL on this file (B {mean:.1f}% < {low_below:g}%, primary {word}): the "
+            "horizon, then the collection, are next"))
 PRIMARY = READING.primary
-
-
-def load(results, preset: str) -> pd.DataFrame:
-    return arm_sets.load(results, preset, READING.arms.values())
-
-
-def comparisons(runs: pd.DataFrame) -> dict[tuple[str, str], Interval | None]:
-    """(left, right) -> the 95% Welch interval of left - right; None until both arms are complete."""
-    return arm_sets.comparisons(runs, READING)
-
-
-def outcome(runs: pd.DataFrame, primary: Interval | None) -> str:
-    b = arm_sets.complete_values(runs, READING, "B")
-    if primary is None or b is None:
-        return "not read yet (arm B's or arm O's five seeds are not all complete)"
-    word, mean = verdict(primary, expected_sign=+1), float(b.mean())
-    if word == "supports" and mean >= KEEPS_FROM:
-        return (f"at the paper's budget IQL reaches the goal (B {mean:.1f}% >= {KEEPS_FROM:g}%, primary supports): "
-                "the cpu preset's 1.8e5 updates are what leave its values unable to weigh the file's paths")
-    if mean < FAILS_BELOW:
-        return (f"the paper's budget does not rescue IQL on this file (B {mean:.1f}% < {FAILS_BELOW:g}%, primary "
-                f"{word}): the horizon, then the collection, are next")
-    return f"none of the registered branches (B {mean:.1f}%, primary {word}): reported as it is"
 
 
 def curve_table(curves: pd.DataFrame) -> list[str]:
@@ -74,11 +55,11 @@ def curve_table(curves: pd.DataFrame) -> list[str]:
 
 def report_lines(runs: pd.DataFrame, curves: pd.DataFrame, preset: str) -> list[str]:
     arm_sets.check_contents(runs, READING.arms)
-    found = comparisons(runs)
+    found = READING.comparisons(runs)
     lines = arm_sets.report_lines(f"IQL at the paper's offline budget on the generated U-maze (preset `{preset}`)",
                                   "benchmarks.budget_comparison", "PROTOCOL-antmaze-budget-cpu.md",
                                   arm_sets.arms_table(runs, READING), arm_sets.comparison_table(found, PRIMARY),
-                                  outcome(runs, found[PRIMARY]), budget="B: 1e6 updates; O, W: 1.8e5")
+                                  READING.outcome(runs, found[PRIMARY]), budget="B: 1e6 updates; O, W: 1.8e5")
     return [*lines, "## B's curve (described)", "", *curve_table(curves), ""]
 
 
@@ -86,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = analysis_parser("python -m benchmarks.budget_comparison", __doc__, "paper_tables/budget_cpu.md",
                              seeds=False)
     args = parser.parse_args(argv)
-    runs = load(args.results, args.preset)
+    runs = READING.load(args.results, args.preset)
     if missing_arm(runs[runs.experiment == "antmaze_budget"] if not runs.empty else runs, "iql", args.preset,
                    args.results):
         return 1

@@ -31,25 +31,25 @@ def frame(w) -> pd.DataFrame:
 
 def test_arms_are_told_apart_by_experiment_and_read_with_welch():
     w = [40.0, 45.0, 50.0, 35.0, 42.0]
-    found = A.comparisons(frame(w))
+    found = A.READING.comparisons(frame(w))
     for (left, right), other in ((("W", "O"), ARM_O), (("W", "BO"), ARM_BO)):
         welch = stats.ttest_ind(w, other, equal_var=False)
         assert found[(left, right)].estimate == pytest.approx(np.mean(w) - np.mean(other))
         assert found[(left, right)].p_value == pytest.approx(welch.pvalue)
-    assert A.outcome(frame(w), found[("W", "O")]).startswith("IQL's actor imitates the file")
+    assert A.READING.outcome(frame(w), found[("W", "O")]).startswith("IQL's actor imitates the file")
 
 
 def test_outcomes_below_and_between_the_thresholds():
     low = frame([0.0, 2.0, 5.0, 1.0, 0.0])
-    assert A.outcome(low, A.comparisons(low)[("W", "O")]).startswith("IQL's actor does not imitate")
+    assert A.READING.outcome(low, A.READING.comparisons(low)[("W", "O")]).startswith("IQL's actor does not imitate")
     middle = frame([15.0, 20.0, 18.0, 22.0, 16.0])
-    assert A.outcome(middle, A.comparisons(middle)[("W", "O")]).startswith("none of the registered branches")
+    assert A.READING.outcome(middle, A.READING.comparisons(middle)[("W", "O")]).startswith("none of the registered branches")
 
 
 def test_nothing_is_read_before_five_seeds():
     runs = frame([40.0, 45.0])
-    assert A.comparisons(runs)[("W", "O")] is None
-    assert A.outcome(runs, None).startswith("not read yet")
+    assert A.READING.comparisons(runs)[("W", "O")] is None
+    assert A.READING.outcome(runs, None).startswith("not read yet")
 
 
 def test_a_record_on_another_file_is_refused():

@@ -32,21 +32,21 @@ def frame(b) -> pd.DataFrame:
 
 def test_arms_are_told_apart_by_experiment_and_read_with_welch():
     b = [40.0, 45.0, 50.0, 35.0, 42.0]
-    found = B.comparisons(frame(b))
+    found = B.READING.comparisons(frame(b))
     for pair, other in ((("B", "O"), ARM_O), (("B", "W"), ARM_W)):
         welch = stats.ttest_ind(b, other, equal_var=False)
         assert found[pair].estimate == pytest.approx(np.mean(b) - np.mean(other))
         assert found[pair].p_value == pytest.approx(welch.pvalue)
-    assert B.outcome(frame(b), found[("B", "O")]).startswith("at the paper's budget IQL reaches the goal")
+    assert B.READING.outcome(frame(b), found[("B", "O")]).startswith("at the paper's budget IQL reaches the goal")
 
 
 def test_outcomes_below_and_between_the_thresholds_and_before_five_seeds():
     low = frame([0.0, 2.0, 5.0, 1.0, 0.0])
-    assert B.outcome(low, B.comparisons(low)[("B", "O")]).startswith("the paper's budget does not rescue")
+    assert B.READING.outcome(low, B.READING.comparisons(low)[("B", "O")]).startswith("the paper's budget does not rescue")
     middle = frame([15.0, 20.0, 18.0, 22.0, 16.0])
-    assert B.outcome(middle, B.comparisons(middle)[("B", "O")]).startswith("none of the registered branches")
+    assert B.READING.outcome(middle, B.READING.comparisons(middle)[("B", "O")]).startswith("none of the registered branches")
     partial = frame([40.0, 45.0])
-    assert B.comparisons(partial)[("B", "O")] is None and B.outcome(partial, None).startswith("not read yet")
+    assert B.READING.comparisons(partial)[("B", "O")] is None and B.READING.outcome(partial, None).startswith("not read yet")
 
 
 def test_the_curve_is_read_at_corls_points_last_row_per_seed_complete_runs_only():
