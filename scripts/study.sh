@@ -375,13 +375,18 @@ cmd_stop() {
 [[ $# -ge 1 ]] || usage
 command="$1"
 shift
-case "$command" in
-    setup) cmd_setup "$@" ;;
-    start) cmd_start "$@" ;;
-    resume) cmd_resume "$@" ;;
-    _after) cmd_after "$@" ;;  # the queued launch's waiter (see queue)
-    status) cmd_status "$@" ;;
-    stop) cmd_stop "$@" ;;
-    -h|--help|help) usage 0 ;;
-    *) echo "study.sh: unknown command $command" >&2; usage ;;
-esac
+# One compound command ending in exit: bash reads a script as it runs it, and a waiter lives for
+# hours, so it must never read this file again after starting (an edit of it would be read mid-line).
+{
+    case "$command" in
+        setup) cmd_setup "$@" ;;
+        start) cmd_start "$@" ;;
+        resume) cmd_resume "$@" ;;
+        _after) cmd_after "$@" ;;  # the queued launch's waiter (see queue)
+        status) cmd_status "$@" ;;
+        stop) cmd_stop "$@" ;;
+        -h|--help|help) usage 0 ;;
+        *) echo "study.sh: unknown command $command" >&2; usage ;;
+    esac
+    exit
+}

@@ -496,3 +496,33 @@ def test_status_offers_no_resume_for_a_launch_whose_plan_completed(tmp_path, fai
         assert "its plan is complete" in line and "nothing to resume" in line and "study-table1@bc-" in line
     else:
         assert "scripts/study.sh resume table1@bc restarts it" in line
+
+
+def test_a_waiter_is_not_disturbed_when_the_script_is_edited_while_it_waits(tmp_path):
+    """bash reads a script as it runs it: a waiter must not read its file again once started."""
+    script = tmp_path / "repo" / "scripts" / "study.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text(SCRIPT.read_text())
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
+    logs = tmp_path / "runs" / "_logs"
+    run = lambda *a: subprocess.run(["bash", str(script), *a], env=env, capture_output=True, text=True, timeout=60)  # noqa: E731
+    assert run("start", "table1").returncode == 0
+    first = _pid(env, "table1")
+    waiter = None
+    try:
+        assert run("start", "official", "--after", "table1").returncode == 0
+        waiter = int((logs / "study-official.queued").read_text().split()[0])
+        with script.open("a") as edit:  # a line added at the end, past where the waiter has read
+            edit.write('echo "the waiter read the edited script"\n')
+        _kill(first)
+        assert _wait_for(lambda: (logs / "study-official.pid").exists()) and _gone(waiter)
+        log = (logs / "study-official.queued.log").read_text()
+        assert "table1 has ended: starting official" in log
+        assert "the waiter read the edited script" not in log
+    finally:
+        _kill(first)
+        if waiter:
+            _kill(waiter)
+        if (logs / "study-official.pid").exists():
+            _kill(_pid(env, "official"))
