@@ -331,6 +331,18 @@ def _wait_for(predicate, within_s: float = 15.0) -> bool:
     return False
 
 
+@pytest.fixture
+def queues(tmp_path):
+    """A study clone with the stand-in, an env whose waiters look every 0.2 s, and its _logs folder;
+    every launch and waiter still alive at the end is ended."""
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
+    logs = tmp_path / "runs" / "_logs"
+    yield env, logs
+    for f in [*logs.glob("*.queued"), *logs.glob("*.pid")]:
+        _kill(int(f.read_text().split()[0]))
+
+
 def test_a_queued_launch_starts_once_the_one_it_waits_on_has_ended(tmp_path):
     _stand_in(tmp_path / "study")
     env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
@@ -430,45 +442,27 @@ def test_queues_chain_and_resume_can_queue(tmp_path):
             _kill(pid)
 
 
-def test_a_queue_with_start_by_lapses_when_what_it_waits_on_ends_too_late(tmp_path):
-    _stand_in(tmp_path / "study")
-    env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
-    logs = tmp_path / "runs" / "_logs"
+def test_a_queue_with_start_by_lapses_when_what_it_waits_on_ends_too_late(queues):
+    env, logs = queues
     assert _study(env, "start", "table1").returncode == 0
-    first = _pid(env, "table1")
-    waiter = None
-    try:
-        out = _study(env, "start", "official", "--after", "table1", "--start-by", "now + 2 seconds")
-        assert out.returncode == 0, out.stderr
-        assert "it lapses if table1 has not ended by" in out.stdout
-        waiter = int((logs / "study-official.queued").read_text().split()[0])
-        time.sleep(3.0)  # past the bound while table1 still runs
-        _kill(first)
-        assert _gone(first) and _gone(waiter)
-        assert not (logs / "study-official.queued").exists() and not (logs / "study-official.pid").exists()
-        assert "official lapses, not started" in (logs / "study-official.queued.log").read_text()
-    finally:
-        _kill(first)
-        if waiter:
-            _kill(waiter)
+    out = _study(env, "start", "official", "--after", "table1", "--start-by", "now + 2 seconds")
+    assert out.returncode == 0, out.stderr
+    assert "it lapses if table1 has not ended by" in out.stdout
+    waiter = int((logs / "study-official.queued").read_text().split()[0])
+    time.sleep(3.0)  # past the bound while table1 still runs
+    _kill(_pid(env, "table1"))
+    assert _gone(waiter)
+    assert not (logs / "study-official.queued").exists() and not (logs / "study-official.pid").exists()
+    assert "official lapses, not started" in (logs / "study-official.queued.log").read_text()
 
 
-def test_a_queue_with_start_by_starts_when_what_it_waits_on_ends_in_time(tmp_path):
-    _stand_in(tmp_path / "study")
-    env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
-    logs = tmp_path / "runs" / "_logs"
+def test_a_queue_with_start_by_starts_when_what_it_waits_on_ends_in_time(queues):
+    env, logs = queues
     assert _study(env, "start", "table1").returncode == 0
-    first = _pid(env, "table1")
-    try:
-        assert _study(env, "start", "official", "--after", "table1", "--start-by", "now + 1 hour").returncode == 0
-        _kill(first)
-        assert _wait_for(lambda: (logs / "study-official.pid").exists())
-        second = _pid(env, "official")
-        assert _wait_for(lambda: not (logs / "study-official.queued").exists())
-        _kill(second)
-        assert _gone(second)
-    finally:
-        _kill(first)
+    assert _study(env, "start", "official", "--after", "table1", "--start-by", "now + 1 hour").returncode == 0
+    _kill(_pid(env, "table1"))
+    assert _wait_for(lambda: (logs / "study-official.pid").exists())
+    assert _wait_for(lambda: not (logs / "study-official.queued").exists())
 
 
 @pytest.mark.parametrize("args, message", [
@@ -498,31 +492,20 @@ def test_status_offers_no_resume_for_a_launch_whose_plan_completed(tmp_path, fai
         assert "scripts/study.sh resume table1@bc restarts it" in line
 
 
-def test_a_waiter_is_not_disturbed_when_the_script_is_edited_while_it_waits(tmp_path):
+def test_a_waiter_is_not_disturbed_when_the_script_is_edited_while_it_waits(tmp_path, queues):
     """bash reads a script as it runs it: a waiter must not read its file again once started."""
+    env, logs = queues
     script = tmp_path / "repo" / "scripts" / "study.sh"
     script.parent.mkdir(parents=True)
     script.write_text(SCRIPT.read_text())
-    _stand_in(tmp_path / "study")
-    env = _env(tmp_path, STUDY_QUEUE_POLL_S="0.2")
-    logs = tmp_path / "runs" / "_logs"
     run = lambda *a: subprocess.run(["bash", str(script), *a], env=env, capture_output=True, text=True, timeout=60)  # noqa: E731
     assert run("start", "table1").returncode == 0
-    first = _pid(env, "table1")
-    waiter = None
-    try:
-        assert run("start", "official", "--after", "table1").returncode == 0
-        waiter = int((logs / "study-official.queued").read_text().split()[0])
-        with script.open("a") as edit:  # a line added at the end, past where the waiter has read
-            edit.write('echo "the waiter read the edited script"\n')
-        _kill(first)
-        assert _wait_for(lambda: (logs / "study-official.pid").exists()) and _gone(waiter)
-        log = (logs / "study-official.queued.log").read_text()
-        assert "table1 has ended: starting official" in log
-        assert "the waiter read the edited script" not in log
-    finally:
-        _kill(first)
-        if waiter:
-            _kill(waiter)
-        if (logs / "study-official.pid").exists():
-            _kill(_pid(env, "official"))
+    assert run("start", "official", "--after", "table1").returncode == 0
+    waiter = int((logs / "study-official.queued").read_text().split()[0])
+    with script.open("a") as edit:  # a line added at the end, past where the waiter has read
+        edit.write('echo "the waiter read the edited script"\n')
+    _kill(_pid(env, "table1"))
+    assert _wait_for(lambda: (logs / "study-official.pid").exists()) and _gone(waiter)
+    log = (logs / "study-official.queued.log").read_text()
+    assert "table1 has ended: starting official" in log
+    assert "the waiter read the edited script" not in log
