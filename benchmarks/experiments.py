@@ -98,7 +98,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from odt.config import paper_config
+from odt.config import make_config, paper_config
 from rlbase.config import ConfigError
 from rlbase.presets import PRESETS
 from rlbase.protocol import is_antmaze, known_datasets
@@ -202,8 +202,14 @@ class Experiment:
 
 
 def _base(dataset: str, preset: str, method: str = "odt"):
-    from benchmarks.methods import method_config
-    return method_config(method, dataset, preset, 0, {})
+    """The seed-0 config a variant is built on: DT's own for ``dt``, else ODT's (``odt-offline``: its
+    offline protocol), as ``benchmarks.methods`` builds them (this module sits below the registry)."""
+    if method == "dt":
+        from baselines.dt import dt_config
+        return dt_config(dataset, preset, 0, {})
+    if method not in ("odt", "odt-offline"):
+        raise ConfigError(f"no base config for method {method!r} here: odt, odt-offline or dt")
+    return make_config(dataset, "offline" if method == "odt-offline" else "online", preset, {"seed": 0})
 
 
 def _g_online_variants(m: str, d: str, p: str):
@@ -479,8 +485,9 @@ def expand(experiment: str, preset: str = "paper", seeds: int | None = None,
     ``seeds`` (default: each method's ``Experiment.seeds_of``) is, when given, every method's
     number of seeds, those of ``method_seeds`` included.
 
-    ``registered`` is the list of available methods (default: ``benchmarks.methods.METHODS``);
-    methods of the experiment that are not registered are skipped and reported via ``warn``.
+    ``registered`` is the list of available methods (the runner passes ``benchmarks.methods.METHODS``;
+    default: every method the experiment names); methods of the experiment that are not registered
+    are skipped and reported via ``warn``.
     """
     if experiment not in EXPERIMENTS:
         raise ConfigError(f"unknown experiment {experiment!r}; known: {', '.join(EXPERIMENTS)}")
@@ -490,8 +497,7 @@ def expand(experiment: str, preset: str = "paper", seeds: int | None = None,
         raise ConfigError(f"seeds={seeds} is out of range: >= 1")
     exp = EXPERIMENTS[experiment]
     if registered is None:
-        from benchmarks.methods import METHODS
-        registered = list(METHODS)
+        registered = list(exp.methods)
     _check_names("dataset", datasets, exp.datasets)
     _check_names("method", methods, exp.methods)
     chosen_methods = [m for m in exp.methods if not methods or m in methods]

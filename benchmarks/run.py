@@ -51,6 +51,7 @@ from benchmarks.launch import (
     saved_pretraining,
     with_overrides,
 )
+from benchmarks.methods import METHODS
 from benchmarks.trackers.loggers import LOGGERS
 from rlbase.config import ConfigError, parse_assignments
 from rlbase.presets import PRESETS
@@ -170,7 +171,7 @@ def _options(args: argparse.Namespace) -> LaunchOptions:
 def plan(args: argparse.Namespace, preset: str, check: bool = True) -> list[RunSpec]:
     """The experiment's specs with the --set overrides, every config built once where ``check``
     (ConfigError names the field), without the datasets whose environment is not installed (reported)."""
-    specs = expand(args.experiment, preset, args.seeds, args.datasets, args.methods,
+    specs = expand(args.experiment, preset, args.seeds, args.datasets, args.methods, registered=list(METHODS),
                    warn=lambda m: _err(f"warning: {m}"))
     specs = only_seeds(specs, args.only_seeds, args.experiment)
     specs = only_variants(specs, args.variants, args.experiment)

@@ -45,6 +45,7 @@ from benchmarks import records as rec
 from benchmarks import run_progress as rp
 from benchmarks.experiments import EXPERIMENTS, RunSpec, expand
 from benchmarks.job import config_dict, spec_config
+from benchmarks.methods import METHODS
 from benchmarks.sharing import pretraining as shared
 from rlbase.config import ConfigError
 from rlbase.presets import PRESETS
@@ -118,7 +119,7 @@ def plan_entries(root: Path | str, experiments: Sequence[str], preset: str | Non
             rec.presets_on_disk(root, experiment) or rec.presets_on_disk(root) or [DEFAULT_PRESET])
         for p in presets:
             specs = (launch_specs if options is not None and launched == p
-                     else expand(experiment, p, seeds, warn=warn))
+                     else expand(experiment, p, seeds, registered=list(METHODS), warn=warn))
             seen = {e.directory for e in out}
             out += [e for e in (Entry(s, rec.run_dir(root, s)) for s in specs) if e.directory not in seen]
             seen = {e.directory for e in out}
