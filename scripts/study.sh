@@ -269,11 +269,7 @@ cmd_resume() {
     recorded "$launch" \
         || die "resume: no recorded launch of $launch under $RESULTS/_logs; start it once: scripts/study.sh start $launch [OPTIONS]"
     STUDY_DIR="$(head -n 1 "$from")"
-    while IFS= read -r line; do
-        [[ "$line" =~ ^([A-Z_]+)=(.*)$ && " ${EXTERNAL_SOURCES[*]} " == *" ${BASH_REMATCH[1]} "* ]] \
-            || die "resume: $from: line '$line' is not NAME=VALUE of ${EXTERNAL_SOURCES[*]}"
-        export "${BASH_REMATCH[1]}=${BASH_REMATCH[2]}"
-    done < <(tail -n +2 "$from")
+    export_sources "$from" resume
     mapfile -t options <"$(args_file "$launch")"
     cmd_start "$launch" "${options[@]+"${options[@]}"}" "${after[@]+"${after[@]}"}"
 }
@@ -294,6 +290,19 @@ ended_complete() {
     local log
     log="$(newest_log "$1")"
     [[ -n "$log" ]] && tail -n 5 "$log" | grep -Eq "^${1%%@*}: [0-9]+ finished, 0 failed, [0-9]+ were already complete$"
+}
+
+# export the external sources a launch recorded (its .from file after the clone's line); with
+# "status", only those not set already, and a malformed line is skipped rather than refused
+export_sources() {
+    local from="$1" why="$2" line
+    while IFS= read -r line; do
+        if [[ "$line" =~ ^([A-Z_]+)=(.*)$ && " ${EXTERNAL_SOURCES[*]} " == *" ${BASH_REMATCH[1]} "* ]]; then
+            [[ "$why" == status && -n "${!BASH_REMATCH[1]:-}" ]] || export "${BASH_REMATCH[1]}=${BASH_REMATCH[2]}"
+        elif [[ "$why" != status ]]; then
+            die "$why: $from: line '$line' is not NAME=VALUE of ${EXTERNAL_SOURCES[*]}"
+        fi
+    done < <(tail -n +2 "$from")
 }
 
 # how a launch that is not running is restarted: its recorded launch, else a plain start; nothing
@@ -326,6 +335,8 @@ cmd_status() {
             echo "launch $launch: not running ($(resume_hint "$launch"))"
         fi
         launches_seen+=("$launch")
+        # status builds each run's config, and official-odt's and corl-iql's need their sources
+        if [[ -f "$(from_file "$launch")" ]]; then export_sources "$(from_file "$launch")" status; fi
     done
     if ! grep -q "EXPERIMENT@LABEL" "$where/benchmarks/status.py" 2>/dev/null; then  # an older clone: experiments only
         mapfile -t launches_seen < <(for launch in "${launches_seen[@]+"${launches_seen[@]}"}"; do echo "${launch%%@*}"; done | sort -u)

@@ -226,6 +226,26 @@ def test_status_passes_the_recorded_launches_to_a_status_module_that_reads_them(
                       "table1"]
 
 
+@pytest.mark.parametrize("already", ["", "/set/here"])
+def test_status_gives_the_status_module_the_sources_a_launch_recorded(tmp_path, already):
+    """Its plan's official-odt and corl-iql configs name their source: status builds them with the
+    launch's own, unless the shell sets one."""
+    study = tmp_path / "study"
+    _stand_in(study)
+    (study / "benchmarks").mkdir()
+    (study / "benchmarks" / "status.py").write_text('p.add_argument("--launches")\n')
+    logs = tmp_path / "runs" / "_logs"
+    logs.mkdir(parents=True)
+    (logs / "study-corl_iql-20261207T090000Z.log").write_text("")
+    (logs / "study-corl_iql.args").write_text("--preset\ncpu\n")
+    (logs / "study-corl_iql.from").write_text(f"{study}\nODT_CORL_SRC=/recorded/corl\nnot a source line\n")
+    env = {k: v for k, v in _env(tmp_path).items() if k != "ODT_CORL_SRC"}
+    if already:
+        env["ODT_CORL_SRC"] = already
+    assert _study(env, "status").returncode == 0
+    assert (tmp_path / "called.txt.env").read_text().strip() == f"corl={already or '/recorded/corl'}"
+
+
 def test_resume_starts_the_last_launch_again_from_its_clone_with_its_options_and_sources(tmp_path):
     _stand_in(tmp_path / "side")
     env = _env(tmp_path, STUDY_DIR=str(tmp_path / "side"), ODT_CORL_SRC="/src/corl")
