@@ -264,7 +264,7 @@ cmd_after() {
 cmd_resume() {
     [[ ( $# -eq 1 || ( $# -eq 3 && "$2" == --after ) || ( $# -eq 5 && "$2" == --after && "$4" == --start-by ) ) \
         && "$1" != -* ]] || usage
-    local launch="$1" from line options=() after=("${@:2}")
+    local launch="$1" from options=() after=("${@:2}")
     from="$(from_file "$launch")"
     recorded "$launch" \
         || die "resume: no recorded launch of $launch under $RESULTS/_logs; start it once: scripts/study.sh start $launch [OPTIONS]"
