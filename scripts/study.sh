@@ -21,12 +21,16 @@
 # ODT_RESULTS  the results root, outside any work tree (default $HOME/odt-runs); launches keep
 #              their pid file and log under <results>/_logs/
 # STUDY_SOURCE the repository setup clones (default: the one holding this script)
+# STUDY_RECORDS the committed records (default: that repository's results/): start first imports
+#              the experiment's complete runs from there, so a new results root (a new machine)
+#              does not run them again
 set -euo pipefail
 
 SCRIPT_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STUDY_DIR="${STUDY_DIR:-$HOME/odt-study}"
 RESULTS="${ODT_RESULTS:-$HOME/odt-runs}"
 SOURCE="${STUDY_SOURCE:-$SCRIPT_REPO}"
+RECORDS="${STUDY_RECORDS:-$SCRIPT_REPO/results}"  # the committed records a launch brings into $RESULTS first
 START_CHECK_S="${STUDY_START_CHECK_S:-3}"  # seconds after which a launch that died at once is reported
 STOP_WAIT_S="${STUDY_STOP_WAIT_S:-300}"    # seconds stop waits for a launch to checkpoint its runs and exit
 QUEUE_POLL_S="${STUDY_QUEUE_POLL_S:-30}"   # seconds between a queued launch's looks at the one it waits on
@@ -168,6 +172,7 @@ cmd_start() {
     experiment="${launch%%@*}"
     [[ -x "$STUDY_DIR/.venv/bin/python" ]] \
         || die "start: no study clone at $STUDY_DIR (its .venv/bin/python); run scripts/study.sh setup COMMIT first"
+    import_committed "$experiment" "$@"
     if [[ " $* " == *" --dry-run "* ]]; then  # the plan only: in the foreground, no pid file, no log
         cd "$STUDY_DIR" && ODT_RESULTS="$RESULTS" exec .venv/bin/python -m benchmarks.run "$experiment" \
             --executor local --threads 1 --parallel 2 --results "$RESULTS" "$@"
@@ -201,6 +206,21 @@ cmd_start() {
     echo "started $launch: pid $pid, from $STUDY_DIR, results $RESULTS"
     echo "log: $log"
     echo "see: scripts/study.sh status    stop: scripts/study.sh stop $launch"
+}
+
+# the experiment's complete runs committed under $RECORDS and missing from $RESULTS, copied there
+# (benchmarks.import_runs: never over a run already there); with --dry-run, only said
+import_committed() {
+    local experiment="$1" python="$SCRIPT_REPO/.venv/bin/python" dry=() summary
+    shift
+    [[ -d "$RECORDS" && -x "$python" ]] || return 0
+    [[ " $* " == *" --dry-run "* ]] && dry=(--dry-run)
+    summary="$(cd "$SCRIPT_REPO" && "$python" -m benchmarks.import_runs "$RECORDS" --results "$RESULTS" \
+        --experiment "$experiment" "${dry[@]+"${dry[@]}"}" 2>/dev/null | tail -n 1)" || true
+    if [[ "$summary" =~ ^(imported|would\ import)\ ([0-9]+)\;.*conflicts\ kept\ ([0-9]+) ]] \
+        && [[ "${BASH_REMATCH[2]}" != 0 || "${BASH_REMATCH[3]}" != 0 ]]; then
+        echo "committed records of $experiment from $RECORDS: $summary"
+    fi
 }
 
 # what status plans a launch as (its options, one per line) and what resume restarts it from

@@ -42,7 +42,7 @@ def _stand_in(folder: Path) -> None:
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**os.environ, "STUDY_DIR": str(tmp_path / "study"), "ODT_RESULTS": str(tmp_path / "runs"),
             "STUDY_TEST_OUT": str(tmp_path / "called.txt"), "STUDY_START_CHECK_S": "0.3",
-            "STUDY_STOP_WAIT_S": "20", **extra}
+            "STUDY_STOP_WAIT_S": "20", "STUDY_RECORDS": str(tmp_path / "no-records"), **extra}
 
 
 def _study(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -529,3 +529,26 @@ def test_a_waiter_is_not_disturbed_when_the_script_is_edited_while_it_waits(tmp_
     log = (logs / "study-official.queued.log").read_text()
     assert "table1 has ended: starting official" in log
     assert "the waiter read the edited script" not in log
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_start_first_brings_in_the_experiments_committed_records(tmp_path, dry_run):
+    """A new results root (a new machine) gets the committed complete runs before the launcher
+    plans, so they are not run again; --dry-run only says so."""
+    committed = sorted((REPO / "results" / "cpu" / "table1").glob("bc__antmaze-umaze__*"))[0]
+    records = tmp_path / "records"
+    shutil.copytree(committed, records / "cpu" / "table1" / committed.name)
+    _stand_in(tmp_path / "study")
+    env = _env(tmp_path, STUDY_RECORDS=str(records))
+    out = _study(env, "start", "table1", "--methods", "bc", *(["--dry-run"] if dry_run else []))
+    try:
+        assert out.returncode == 0, out.stderr
+        verb = "would import 1" if dry_run else "imported 1"
+        assert f"committed records of table1 from {records}: {verb};" in out.stdout
+        copied = tmp_path / "runs" / "cpu" / "table1" / committed.name / "record.json"
+        assert copied.is_file() != dry_run
+        again = _study(env, "start", "table1", "--dry-run")
+        assert "committed records" not in again.stdout or dry_run  # nothing left to bring in
+    finally:
+        if not dry_run:
+            _kill(_pid(env, "table1"))
