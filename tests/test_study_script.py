@@ -211,13 +211,19 @@ def test_start_with_dry_run_prints_the_plan_in_the_foreground_and_launches_nothi
     assert "started" not in out.stdout
 
 
-def test_status_passes_the_recorded_launches_to_a_status_module_that_reads_them(tmp_path):
+def _clone_with_status_module(tmp_path: Path) -> tuple[Path, Path]:
+    """A study clone whose ``benchmarks.status`` takes ``--launches``, and an empty _logs folder."""
     study = tmp_path / "study"
     _stand_in(study)
     (study / "benchmarks").mkdir()
     (study / "benchmarks" / "status.py").write_text('p.add_argument("--launches")\n')
     logs = tmp_path / "runs" / "_logs"
     logs.mkdir(parents=True)
+    return study, logs
+
+
+def test_status_passes_the_recorded_launches_to_a_status_module_that_reads_them(tmp_path):
+    _, logs = _clone_with_status_module(tmp_path)
     (logs / "study-table1-20261207T090000Z.log").write_text("")
     out = _study(_env(tmp_path), "status")
     assert out.returncode == 0, out.stderr
@@ -230,12 +236,7 @@ def test_status_passes_the_recorded_launches_to_a_status_module_that_reads_them(
 def test_status_gives_the_status_module_the_sources_a_launch_recorded(tmp_path, already):
     """Its plan's official-odt and corl-iql configs name their source: status builds them with the
     launch's own, unless the shell sets one."""
-    study = tmp_path / "study"
-    _stand_in(study)
-    (study / "benchmarks").mkdir()
-    (study / "benchmarks" / "status.py").write_text('p.add_argument("--launches")\n')
-    logs = tmp_path / "runs" / "_logs"
-    logs.mkdir(parents=True)
+    study, logs = _clone_with_status_module(tmp_path)
     (logs / "study-corl_iql-20261207T090000Z.log").write_text("")
     (logs / "study-corl_iql.args").write_text("--preset\ncpu\n")
     (logs / "study-corl_iql.from").write_text(f"{study}\nODT_CORL_SRC=/recorded/corl\nnot a source line\n")
