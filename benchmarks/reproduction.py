@@ -219,11 +219,28 @@ def analysis_parser(prog: str, doc: str | None, out_example: str, seeds: bool = 
     return p
 
 
+# A line in a generated report below which the text is written by hand: regenerating the report
+# keeps it (and everything after it) as it stands, after the new generated text.
+HAND_WRITTEN = "<!-- written by hand below this line: kept when the report above is regenerated -->"
+
+
+def hand_written_tail(out: Path) -> str:
+    """The hand-written end of the report at ``out``, from the :data:`HAND_WRITTEN` line on;
+    "" when there is no such file or line."""
+    if not out.is_file():
+        return ""
+    text = out.read_text()
+    at = text.find(HAND_WRITTEN)
+    return "" if at < 0 else text[at:]
+
+
 def emit(text: str, out: Path | None) -> int:
-    """A protocol analysis CLI's ending: print the report, also write it to ``out`` if given; exit 0."""
+    """A protocol analysis CLI's ending: print the report, also write it to ``out`` if given,
+    keeping that file's hand-written end (:data:`HAND_WRITTEN`); exit 0."""
     print(text)
     if out:
-        write_text(out, text)
+        tail = hand_written_tail(out)
+        write_text(out, f"{text.rstrip()}\n\n{tail}" if tail else text)
     return 0
 
 

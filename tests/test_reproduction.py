@@ -8,10 +8,12 @@ from scipy import stats
 
 from benchmarks.intervals import holm
 from benchmarks.reproduction import (
+    HAND_WRITTEN,
     Estimate,
     Registered,
     at_floor,
     combination_estimate,
+    emit,
     gains,
     margin_for,
     read_protocol,
@@ -322,3 +324,18 @@ def test_p1_and_p2_on_hopper_medium_are_primaries_and_p2_is_read_within_run():
     family = [read[k].reading.p_difference for k in ("P1 hopper-medium-replay", "P2 hopper-medium-replay")]
     assert [read[k].reading.p_difference_holm for k in ("P1 hopper-medium-replay", "P2 hopper-medium-replay")] == \
         pytest.approx(holm(family))
+
+
+def test_regenerating_a_report_keeps_its_hand_written_end(tmp_path, capsys):
+    out = tmp_path / "report.md"
+    emit("# Report\n\nold numbers", out)
+    assert out.read_text() == "# Report\n\nold numbers"
+    account = f"{HAND_WRITTEN}\n\n## An account\n\nwritten by a person\n"
+    out.write_text(out.read_text() + "\n\n" + account)
+    emit("# Report\n\nnew numbers\n", out)
+    text = out.read_text()
+    assert "old numbers" not in text and text.startswith("# Report\n\nnew numbers\n")
+    assert text.endswith(account) and text.count(HAND_WRITTEN) == 1
+    emit("# Report\n\nnewer numbers", out)
+    assert out.read_text().endswith(account) and "new numbers" not in out.read_text()
+    assert "written by a person" not in capsys.readouterr().out  # the terminal shows the generated text
