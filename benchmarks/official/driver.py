@@ -242,6 +242,10 @@ class OfficialODTAgent(WholeRunAgent):
         self.rows: list[dict] = []
         self._experiment: Any = None
         self._evaluate_episodes: Callable | None = None
+        # set by a caller that starts the online phase from another state (``cross_start``):
+        # called with the Experiment before its online loop; returns the updates that state holds
+        self.before_online: Callable[[Any], int] | None = None
+        self._updates_before_online = 0
 
     def _source(self):
         source = locate_source(self.environ)
@@ -299,6 +303,8 @@ class OfficialODTAgent(WholeRunAgent):
 
         def switch_rate_then_tune(*args, **kwargs):
             phase["now"] = "online"
+            if self.before_online is not None:
+                self._updates_before_online = self.before_online(experiment)
             if cfg.online.lr is not None:
                 scheduler = experiment.scheduler
                 scheduler.base_lrs = [cfg.online.lr for _ in experiment.optimizer.param_groups]
@@ -320,7 +326,7 @@ class OfficialODTAgent(WholeRunAgent):
             k.rounds = experiment.online_iter + 1 if online else 0
             k.online_samples = int(experiment.total_transitions_sampled)
             k.updates = (experiment.pretrain_iter if online else experiment.pretrain_iter + 1) * per_iter
-            k.updates += k.rounds * cfg.online.updates_per_round
+            k.updates += k.rounds * cfg.online.updates_per_round + self._updates_before_online
             if "evaluation/return_mean_gm" in outputs:
                 k.evaluations += 1
                 row = self._row(phase["now"], outputs, evaluated)
