@@ -42,7 +42,6 @@ from benchmarks.sharing import pretraining as shared
 from odt.config import ODTConfig, from_dict
 from odt.learner import ODTLearner
 from rlbase.checkpoint import atomic_write_bytes
-from rlbase.clock import Stopwatch
 
 DEFAULT_OUT = Path("results/cpu/official_cross_start")
 MARGIN = 5.0  # the amendment's equivalence margin (points): the size of the effect in question
@@ -84,27 +83,25 @@ def source_config(root: Path, state: OurState) -> ODTConfig:
     return from_dict(json.loads(where.read_text()))
 
 
-def as_official(tensor: torch.Tensor, link: C.Link) -> torch.Tensor:
-    return (tensor.T if link.transpose else tensor).contiguous()
-
-
 def set_official_state(experiment: Any, learner: ODTLearner, mapping: dict[str, C.Link]) -> int:
     """The official Experiment's model, LAMB, schedule and temperature set to ``learner``'s;
     returns the updates that state holds (the schedule's step)."""
+    # C.as_ours (a transpose where GPT-2's Conv1D stores (in, out)) is its own inverse: it also
+    # takes our layout to the official one
     params = dict(experiment.model.named_parameters())
     ours = dict(learner.model.named_parameters())
     C.check_map(C.shapes(experiment.model), C.shapes(learner.model), mapping)
     with torch.no_grad():
         for name, link in mapping.items():
-            params[name].copy_(as_official(ours[link.ours], link))
+            params[name].copy_(C.as_ours(ours[link.ours], link))
         experiment.model.log_temperature.copy_(learner.log_lambda)
     steps = set()
     for name, link in mapping.items():
         state = learner.optimizer.state.get(ours[link.ours])
         if state:  # every trained parameter; an official-only one gets no gradient and keeps none
             experiment.optimizer.state[params[name]] = {
-                "exp_avg": as_official(state["exp_avg"], link).clone(),
-                "exp_avg_sq": as_official(state["exp_avg_sq"], link).clone()}
+                key: C.as_ours(state[key], link).clone(memory_format=torch.contiguous_format)
+                for key in ("exp_avg", "exp_avg_sq")}
             steps.add(int(state["step"]))
     if len(steps) != 1:
         raise ValueError(f"our LAMB state holds step counts {sorted(steps)}; one count expected")
@@ -145,11 +142,7 @@ def run_one(state_path: Path, out_dir: Path, root: Path) -> Path:
     mapping = C.parameter_map(cfg.model.n_layers, cfg.model.positional_embedding)
     agent = OfficialODTAgent(official, data.trajectories, data.spec.make_env, score_fn=data.score_fn)
     agent.before_online = lambda experiment: set_official_state(experiment, learner, mapping)
-    clock = Stopwatch(agent.counters)
-    try:
-        agent._run(lambda row: print(json.dumps({k: row[k] for k in ("phase", "updates", "online_samples", "score_mean")})))
-    finally:
-        clock.lap()
+    agent.pretrain(lambda row: print(json.dumps({k: row[k] for k in ("phase", "updates", "online_samples", "score_mean")})))
     result = {"method": "official-odt-from-odt", "dataset": dataset, "seed": cfg.seed,
               "state": {"path": str(state_path), "sha256": state.sha256, "source_run": state.source_run,
                         "updates": agent._updates_before_online},
@@ -213,8 +206,7 @@ def load_arms(out_dir: Path, records: Path) -> tuple[dict[int, dict], dict[int, 
         found = sorted(Path(records).glob(f"*/*/{source}/curve.jsonl"))
         if not found:
             raise ValueError(f"no committed record of {source} (the run that left seed {run['seed']}'s state) under {records}")
-        rows = [json.loads(line) for line in found[0].read_text().splitlines() if line.strip()]
-        ours[run["seed"]] = online_readings(rows)
+        ours[run["seed"]] = online_readings(rec.read_curve(found[0]))
         official[run["seed"]] = online_readings(run["curve"])
     return ours, official, runs
 
