@@ -5,6 +5,7 @@ own (scipy's t distribution, a Holm written out here), seeded and fast."""
 
 from __future__ import annotations
 
+import json
 import math
 from types import SimpleNamespace
 
@@ -401,6 +402,9 @@ def test_the_figure_band_is_the_paired_t_interval_where_every_pair_evaluated(tmp
     text = an.report(tmp_path, "cpu-200k", out)
     assert (out / "online_200k_gap.png").stat().st_size > 0 and (out / "online_200k_gap.pdf").exists()
     assert "Figure: " in text and "online_200k_gap.png" in text and "| 0 |" in text
+    sidecar = json.loads((out / "online_200k_gap.json").read_text())
+    assert sidecar["runs"] == {"iql": 2, "odt": 4, "odt-control-matched": 4} and sidecar["pairs"] == 4
+    assert sidecar["preset"] == "cpu-200k" and sidecar["command"].endswith(f"--results {tmp_path} --preset cpu-200k")
 
 
 # ----- amendment A4: the primary's two looks ------------------------------------------------------

@@ -247,9 +247,10 @@ def _mean_where_all(curves: list[pd.DataFrame], key: str) -> pd.DataFrame:
     return pd.DataFrame({"online_samples": at.online_samples.mean().to_numpy(), "score": at.score.mean().to_numpy()})
 
 
-def draw_figure(table: pd.DataFrame, curves: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """``online_200k_gap`` (png, pdf, and the plotted numbers as csv) in ``out_dir``; nothing
-    without a complete pair."""
+def draw_figure(table: pd.DataFrame, curves: pd.DataFrame, out_dir: Path, records: pd.DataFrame | None = None,
+                command: str = "") -> list[Path]:
+    """``online_200k_gap`` (png, pdf, the plotted numbers as csv and, given ``records`` (``agg.load_runs``),
+    a json sidecar of its provenance) in ``out_dir``; nothing without a complete pair."""
     gaps = gap_curves(table, curves)
     if gaps.empty:
         return []
@@ -284,16 +285,36 @@ def draw_figure(table: pd.DataFrame, curves: pd.DataFrame, out_dir: Path) -> lis
     if right.get_legend_handles_labels()[0]:
         right.legend(loc="best", fontsize=8)
     iql_runs = int((table.method == IQL).sum())
-    plots.provenance.draw_header(fig, [f"Does online data matter at 200k samples? ({DATASET})"], [
+    seeds = ", ".join(map(str, sorted(gaps.seed.unique())))
+    facts = _figure_facts(records, command) if records is not None else {}
+    origin = f"; {facts['provenance']}; {facts['code']}; full record: {FIGURE}.json" if facts else ""
+    caption = [
         "left: ODT − control per seed (thin), their mean and its 95% paired t-interval where every pair evaluated; "
-        "dotted: the registered sample points; right: each run's own curve (thin) and the arm's mean",
-        f"preset {PRESET}; {gaps.seed.nunique()} complete pairs (seeds {', '.join(map(str, sorted(gaps.seed.unique())))});"
-        f" {iql_runs} IQL runs; protocol paper_tables/PROTOCOL-online-200k-cpu.md"])
+        "dotted: the registered sample points",
+        "right: each run's own curve (thin) and the arm's mean",
+        f"preset {PRESET}; {gaps.seed.nunique()} complete pairs (seeds {seeds}); {iql_runs} IQL runs{origin}; "
+        "protocol paper_tables/PROTOCOL-online-200k-cpu.md"]
+    plots.provenance.draw_header(fig, [f"Does online data matter at 200k samples? ({DATASET})"], caption)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     data = pd.concat([gaps.assign(kind="pair"), band.rename(columns={"mean": "gap"}).assign(kind="mean", seed=np.nan)],
                      ignore_index=True)
-    return plots.save_figure(fig, data, out_dir, FIGURE)
+    written = plots.save_figure(fig, data, out_dir, FIGURE)
+    if facts:
+        facts |= {"figure": FIGURE, "pairs": int(gaps.seed.nunique()), "pair_seeds": seeds, "caption": caption}
+        written.append(plots.provenance.write_sidecar(out_dir, FIGURE, facts))
+    return written
+
+
+def _figure_facts(records: pd.DataFrame, command: str) -> dict:
+    """The figure's provenance from its complete runs: preset, seeds, samples, data, code versions."""
+    complete = records[(records.status == "complete") & (records.dataset == DATASET)]
+    versions = plots.provenance.code_versions(complete.code)
+    return {"preset": PRESET, "experiment": EXPERIMENT, "dataset": DATASET,
+            "runs": {str(m): int(n) for m, n in complete.method.value_counts().sort_index().items()},
+            "provenance": plots.provenance.provenance_note(complete),
+            "data": plots.provenance.data_sources(complete), "code_versions": versions,
+            "code": plots.provenance.code_note(versions, f"{FIGURE}.json"), "command": command}
 
 
 # ----- the report ----------------------------------------------------------------------------------
@@ -361,7 +382,9 @@ def report(root: Path | str, preset: str = PRESET, figures: Path | None = None) 
                   "|---|---|---|---|"]
         lines += [f"| {r.seed} | {r.pretrain_end:.1f} | {r.score_200k:.1f} | {r.gain:+.1f} |" for r in iql.itertuples()]
     out_dir = figures if figures is not None else outputs.figures_root(root) / preset
-    written = draw_figure(table, curves, out_dir)
+    results = "" if outputs.is_committed_tree(root) else f" --results {root}"
+    written = draw_figure(table, curves, out_dir, runs,
+                          f"python -m studies.online_200k.analysis{results} --preset {preset}")
     if written:
         shown = written[0].relative_to(rec.REPO_ROOT) if written[0].is_relative_to(rec.REPO_ROOT) else written[0]
         lines += ["", f"Figure: `{shown}` ({len(paired)} pairs; the band where every pair has the evaluation)."]
