@@ -248,7 +248,7 @@ def _mean_where_all(curves: list[pd.DataFrame], key: str) -> pd.DataFrame:
 
 
 def draw_figure(table: pd.DataFrame, curves: pd.DataFrame, out_dir: Path, records: pd.DataFrame | None = None,
-                command: str = "") -> list[Path]:
+                command: str = "", preset: str = PRESET) -> list[Path]:
     """``online_200k_gap`` (png, pdf, the plotted numbers as csv and, given ``records`` (``agg.load_runs``),
     a json sidecar of its provenance) in ``out_dir``; nothing without a complete pair."""
     gaps = gap_curves(table, curves)
@@ -286,13 +286,13 @@ def draw_figure(table: pd.DataFrame, curves: pd.DataFrame, out_dir: Path, record
         right.legend(loc="best", fontsize=8)
     iql_runs = int((table.method == IQL).sum())
     seeds = ", ".join(map(str, sorted(gaps.seed.unique())))
-    facts = _figure_facts(records, command) if records is not None else {}
+    facts = _figure_facts(records, command, preset) if records is not None else {}
     origin = f"; {facts['provenance']}; {facts['code']}; full record: {FIGURE}.json" if facts else ""
     caption = [
         "left: ODT − control per seed (thin), their mean and its 95% paired t-interval where every pair evaluated; "
         "dotted: the registered sample points",
         "right: each run's own curve (thin) and the arm's mean",
-        f"preset {PRESET}; {gaps.seed.nunique()} complete pairs (seeds {seeds}); {iql_runs} IQL runs{origin}; "
+        f"preset {preset}; {gaps.seed.nunique()} complete pairs (seeds {seeds}); {iql_runs} IQL runs{origin}; "
         "protocol paper_tables/PROTOCOL-online-200k-cpu.md"]
     plots.provenance.draw_header(fig, [f"Does online data matter at 200k samples? ({DATASET})"], caption)
 
@@ -306,11 +306,11 @@ def draw_figure(table: pd.DataFrame, curves: pd.DataFrame, out_dir: Path, record
     return written
 
 
-def _figure_facts(records: pd.DataFrame, command: str) -> dict:
+def _figure_facts(records: pd.DataFrame, command: str, preset: str) -> dict:
     """The figure's provenance from its complete runs: preset, seeds, samples, data, code versions."""
     complete = records[(records.status == "complete") & (records.dataset == DATASET)]
     versions = plots.provenance.code_versions(complete.code)
-    return {"preset": PRESET, "experiment": EXPERIMENT, "dataset": DATASET,
+    return {"preset": preset, "experiment": EXPERIMENT, "dataset": DATASET,
             "runs": {str(m): int(n) for m, n in complete.method.value_counts().sort_index().items()},
             "provenance": plots.provenance.provenance_note(complete),
             "data": plots.provenance.data_sources(complete), "code_versions": versions,
@@ -384,7 +384,7 @@ def report(root: Path | str, preset: str = PRESET, figures: Path | None = None) 
     out_dir = figures if figures is not None else outputs.figures_root(root) / preset
     results = "" if outputs.is_committed_tree(root) else f" --results {root}"
     written = draw_figure(table, curves, out_dir, runs,
-                          f"python -m studies.online_200k.analysis{results} --preset {preset}")
+                          f"python -m studies.online_200k.analysis{results} --preset {preset}", preset)
     if written:
         shown = written[0].relative_to(rec.REPO_ROOT) if written[0].is_relative_to(rec.REPO_ROOT) else written[0]
         lines += ["", f"Figure: `{shown}` ({len(paired)} pairs; the band where every pair has the evaluation)."]
