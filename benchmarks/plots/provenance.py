@@ -119,10 +119,15 @@ def records_path(root: Path | str, preset: str, experiment: str) -> str:
         return str(path)
 
 
+def cli_command(module: str, root: Path | str, preset: str) -> str:
+    """``python -m <module>`` on these records at this preset (``--results`` unless they are the committed ones)."""
+    results = "" if outputs.is_committed_tree(root) else f" --results {root}"
+    return f"python -m {module}{results} --preset {preset}"
+
+
 def command(root: Path | str, preset: str, name: str) -> str:
     """The command that redraws this one figure."""
-    results = "" if outputs.is_committed_tree(root) else f" --results {root}"
-    return f"python -m benchmarks.plots{results} --preset {preset} --only {name}"
+    return f"{cli_command('benchmarks.plots', root, preset)} --only {name}"
 
 
 def draw_header(fig: plt.Figure, lines: list[str], caption: list[str]) -> None:

@@ -382,9 +382,8 @@ def report(root: Path | str, preset: str = PRESET, figures: Path | None = None) 
                   "|---|---|---|---|"]
         lines += [f"| {r.seed} | {r.pretrain_end:.1f} | {r.score_200k:.1f} | {r.gain:+.1f} |" for r in iql.itertuples()]
     out_dir = figures if figures is not None else outputs.figures_root(root) / preset
-    results = "" if outputs.is_committed_tree(root) else f" --results {root}"
     written = draw_figure(table, curves, out_dir, runs,
-                          f"python -m studies.online_200k.analysis{results} --preset {preset}", preset)
+                          plots.provenance.cli_command("studies.online_200k.analysis", root, preset), preset)
     if written:
         shown = written[0].relative_to(rec.REPO_ROOT) if written[0].is_relative_to(rec.REPO_ROOT) else written[0]
         lines += ["", f"Figure: `{shown}` ({len(paired)} pairs; the band where every pair has the evaluation)."]
