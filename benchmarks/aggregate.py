@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import warnings
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -183,39 +184,47 @@ def import_rliable():
 def rliable_summary(matrices: dict[str, np.ndarray], pairs: Sequence[tuple[str, str]] = (),
                     reps: int = 2000, seed: int = 0) -> dict:
     """IQM and optimality gap (scores on the 0-1 scale) with 95% stratified bootstrap CIs, and
-    P(X > Y) for each pair; seeded, so the same inputs give the same numbers."""
+    P(X > Y) for each pair; seeded per method and per pair, so an interval depends only on its
+    own runs: adding or removing another method leaves it unchanged."""
     rly, metrics = import_rliable()
     # rliable's StratifiedBootstrap draws its indices from the global numpy RNG (not from the
-    # random_state it is given), so the global state is seeded here and restored afterwards.
+    # random_state it is given), so the global state is seeded per estimate and restored afterwards.
     saved = np.random.get_state()
-    np.random.seed(seed)
     try:
         return _rliable(matrices, pairs, reps, seed, rly, metrics)
     finally:
         np.random.set_state(saved)
 
 
+def bootstrap_seed(seed: int, key: str) -> int:
+    """A 32-bit seed for one estimate's bootstrap, from the summary's seed and the estimate's name
+    (crc32, stable across processes, unlike ``hash``)."""
+    return int(np.random.SeedSequence([seed, zlib.crc32(key.encode())]).generate_state(1)[0])
+
+
+def _interval(rly, scores: dict, func, reps: int, seed: int, key: str):
+    """rliable's point estimate and 95% CI for one entry, its bootstrap seeded from ``key``."""
+    s = bootstrap_seed(seed, key)
+    np.random.seed(s)
+    with warnings.catch_warnings():  # arch 7 deprecates the random_state rliable passes
+        warnings.simplefilter("ignore", FutureWarning)
+        points, cis = rly.get_interval_estimates(scores, func, reps=reps, random_state=np.random.RandomState(s))
+    return points[key], cis[key]
+
+
 def _rliable(matrices, pairs, reps, seed, rly, metrics) -> dict:
     out: dict = {"aggregates": {}, "improvement": {}}
-    if matrices:
-        func = lambda x: np.array([metrics.aggregate_iqm(x), metrics.aggregate_optimality_gap(x)])  # noqa: E731
-        with warnings.catch_warnings():  # arch 7 deprecates the random_state rliable passes
-            warnings.simplefilter("ignore", FutureWarning)
-            points, cis = rly.get_interval_estimates(matrices, func, reps=reps,
-                                                     random_state=np.random.RandomState(seed))
-        for name in matrices:
-            out["aggregates"][name] = {
-                "iqm": float(points[name][0]), "iqm_ci": [float(v) for v in cis[name][:, 0]],
-                "optimality_gap": float(points[name][1]), "optimality_gap_ci": [float(v) for v in cis[name][:, 1]],
-                "runs": int(matrices[name].shape[0]), "tasks": int(matrices[name].shape[1])}
-    usable = {f"{x} > {y}": (matrices[x], matrices[y]) for x, y in pairs
-              if x in matrices and y in matrices and matrices[x].shape == matrices[y].shape}
-    if usable:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)
-            points, cis = rly.get_interval_estimates(usable, metrics.probability_of_improvement, reps=reps,
-                                                     random_state=np.random.RandomState(seed))
-        for name in usable:
-            out["improvement"][name] = {"p": float(np.ravel(points[name])[0]),
-                                        "ci": [float(v) for v in np.ravel(cis[name])]}
+    func = lambda x: np.array([metrics.aggregate_iqm(x), metrics.aggregate_optimality_gap(x)])  # noqa: E731
+    for name, m in matrices.items():
+        point, ci = _interval(rly, {name: m}, func, reps, seed, name)
+        out["aggregates"][name] = {
+            "iqm": float(point[0]), "iqm_ci": [float(v) for v in ci[:, 0]],
+            "optimality_gap": float(point[1]), "optimality_gap_ci": [float(v) for v in ci[:, 1]],
+            "runs": int(m.shape[0]), "tasks": int(m.shape[1])}
+    for x, y in pairs:
+        if x in matrices and y in matrices and matrices[x].shape == matrices[y].shape:
+            name = f"{x} > {y}"
+            point, ci = _interval(rly, {name: (matrices[x], matrices[y])}, metrics.probability_of_improvement,
+                                  reps, seed, name)
+            out["improvement"][name] = {"p": float(np.ravel(point)[0]), "ci": [float(v) for v in np.ravel(ci)]}
     return out

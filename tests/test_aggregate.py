@@ -160,6 +160,19 @@ def test_rliable_is_seeded_and_iqm_of_constant_scores_is_the_constant():
     assert 0.0 <= s1["improvement"]["B > A"]["p"] <= 1.0
 
 
+def test_rliable_interval_depends_only_on_its_own_runs():
+    """A method's bootstrap interval, and a pair's, are the same whether or not other methods
+    are summarised beside them."""
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.uniform(0, 1, (5, 3)) for _ in range(3))
+    alone = agg.rliable_summary({"A": a, "B": b}, [("B", "A")], reps=300)
+    crowded = agg.rliable_summary({"C": c, "A": a, "B": b}, [("C", "A"), ("B", "A")], reps=300)
+    for name in ("A", "B"):
+        assert crowded["aggregates"][name] == alone["aggregates"][name]
+    assert crowded["improvement"]["B > A"] == alone["improvement"]["B > A"]
+    assert agg.bootstrap_seed(0, "A") != agg.bootstrap_seed(0, "B") != agg.bootstrap_seed(1, "B")
+
+
 def test_table1_aggregates_cover_the_same_gym_tasks_for_every_method(tmp_path):
     """DT and ODT on three Gym datasets, IQL on two of them with 5 runs and on the third with 2,
     SAC on one, an AntMaze run: with the protocols' minimum of 5 runs every row aggregates the
