@@ -325,6 +325,8 @@ def _launch(args: argparse.Namespace, preset: str, specs: list[RunSpec], todo: l
           + (f", {len(report.held)} left to another live launch running them" if report.held else ""))
     for f in report.failed:
         print(f"  FAILED {f.run_id}: {f.error}\n    log: {f.log}")
+    for f in report.not_started:
+        print(f"  {f.run_id}: {f.error}")
     if report.ok and not report.held:
         _write_tables(args, preset)
     else:

@@ -90,8 +90,8 @@ def test_cpu_200k_configs_are_the_protocols():
 class _Clock:
     """Jobs that end after a number of polls (their 'duration'), recording starts and ends in order."""
 
-    def __init__(self, duration):
-        self.duration, self.events, self.arrays = duration, [], []
+    def __init__(self, duration, fails=lambda spec: False):
+        self.duration, self.fails, self.events, self.arrays = duration, fails, [], []
 
     def job(self, spec):
         clock, polls = self, [0]
@@ -108,6 +108,8 @@ class _Clock:
                 return finished
 
             def result(self):
+                if clock.fails(spec):
+                    raise RuntimeError(f"run {spec.run_id} diverged")
                 return {}
         return Job()
 
@@ -163,6 +165,24 @@ def test_a_held_back_control_does_not_idle_a_free_slot(tmp_path, monkeypatch):
     # until ODT seed 0 ends, a slot that frees goes to the next run that can start
     before = clock.events[:clock.events.index(("end", ODT, 0))]
     assert ("start", CONTROL, 1) in before and ("start", CONTROL, 0) not in before
+
+
+@pytest.mark.parametrize("executor", ["local", "slurm"])
+def test_a_control_whose_twin_failed_is_not_started_and_not_counted_as_a_failure(tmp_path, monkeypatch, executor):
+    """ODT seed 1 fails: its control is never started (it could only fail for want of a twin), the
+    launch names one failure and one run not started, and every other run goes on."""
+    clock = _Clock(lambda spec: 1, fails=lambda spec: spec.method == ODT and spec.seed == 1)
+    monkeypatch.setattr(launch_mod.scheduler, "make_executor", lambda *a, **k: clock.executor())
+    specs = expand("online_200k", "cpu-200k", seeds=3)
+    report = launch_mod.launch(specs, tmp_path, launch_mod.LaunchOptions(executor=executor, parallel=2, poll_s=0.0,
+                                                                         holder_grace_s=0.0), progress=False)
+    odt1, ctrl1 = (next(s for s in specs if s.method == m and s.seed == 1) for m in (ODT, CONTROL))
+    assert [f.run_id for f in report.failed] == [odt1.run_id]
+    assert [f.run_id for f in report.not_started] == [ctrl1.run_id]
+    assert odt1.run_id in report.not_started[0].error
+    started = {(m, s) for kind, m, s in clock.events if kind == "start"} | {run for a in clock.arrays for run in a}
+    assert (CONTROL, 1) not in started and {(CONTROL, 0), (CONTROL, 2)} <= started
+    assert report.done == len(specs) - 2
 
 
 def test_on_slurm_the_controls_go_out_as_a_second_array(tmp_path, monkeypatch):

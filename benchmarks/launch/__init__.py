@@ -50,6 +50,7 @@ from benchmarks.launch.ordering import (
     order_for_sharing,
     pretraining_groups,
     sharing_cell,
+    twin_failed,
     twin_unfinished,
 )
 from benchmarks.launch.preflight import (
@@ -78,5 +79,5 @@ __all__ = [
     "gpu_present", "job_gpus", "job_threads", "largest_node_cpus", "launch", "local_job_gpus", "make_datasets",
     "make_executor", "model_seconds", "next_to_start", "order_for_sharing", "pretraining_groups",
     "pretraining_share", "remaining_fraction", "resolve_executor", "run_budget", "saved_pretraining",
-    "sharing_cell", "slurm_reachable", "twin_unfinished", "visible_gpus", "with_overrides",
+    "sharing_cell", "slurm_reachable", "twin_failed", "twin_unfinished", "visible_gpus", "with_overrides",
 ]

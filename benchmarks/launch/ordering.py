@@ -3,7 +3,8 @@
 Runs that share a pretraining (same sharing group, dataset and seed: ``sharing_cell``) start
 leaders first (``order_for_sharing``); a follower whose leader is still pretraining goes later
 (``pretraining_waits``, ``next_to_start``); an update-matched run waits for its twin to end
-(``twin_unfinished``); runs another live process holds are left to it (``held_by_live_holders``).
+(``twin_unfinished``) and is not started where that twin failed (``twin_failed``); runs another
+live process holds are left to it (``held_by_live_holders``).
 """
 
 from __future__ import annotations
@@ -108,6 +109,14 @@ def twin_unfinished(spec: RunSpec, root: Path, unfinished: set[str]) -> bool:
         return True
     directory = rec.run_dir(root, twin)
     return not rec.is_complete(directory) and held_elsewhere(directory)
+
+
+def twin_failed(spec: RunSpec, failed: set[str]) -> bool:
+    """Whether ``spec`` is an update-matched run whose twin is among ``failed`` (run ids that
+    failed in this launch): it cannot match that twin, so it is not started at all; the launch
+    reports it as held back by its twin's failure, and the next launch runs both."""
+    twin = matched.twin_spec(spec)
+    return twin is not None and twin.run_id in failed
 
 
 def pretraining_waits(root: Path, specs: Sequence[RunSpec], groups: Sequence[str | None]) -> Callable[[RunSpec], bool]:

@@ -39,6 +39,7 @@ from benchmarks.launch.ordering import (
     order_for_sharing,
     pretraining_groups,
     pretraining_waits,
+    twin_failed,
     twin_unfinished,
 )
 from benchmarks.launch.preflight import resolve_executor
@@ -71,6 +72,7 @@ class LaunchReport:
     done: int = 0
     failed: list[Failure] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # run ids another live launch was running: left to it
+    not_started: list[Failure] = field(default_factory=list)  # update-matched runs whose twin failed here
 
     @property
     def ok(self) -> bool:
@@ -145,6 +147,7 @@ class Scheduler:
                       if opts.reuse_pretraining else (lambda spec: False))
         self.running: list[tuple[RunSpec, Any]] = []
         self.unfinished = {s.run_id for s in pending}  # this launch's runs not ended: twins hold their runs back
+        self.failed_ids: set[str] = set()  # this launch's runs that failed: their matched runs are not started
         self.told_twin_wait = False
         self.bar = progress_bar(total=len(pending), desc="runs", unit="run", enabled=progress)
         # below the bar, each running run's phase, progress, score and time left, from its directory
@@ -183,7 +186,7 @@ class Scheduler:
                         self._run_in_lanes(executor, group, folder)
                 self._wait_all()
                 for executor, later, folder in second_wave:
-                    self._submit_array(executor, later, folder)
+                    self._submit_array(executor, self._without_failed_twins(later), folder)
                 self._wait_all()
             except KeyboardInterrupt:
                 for _, job in self.running:
@@ -205,6 +208,8 @@ class Scheduler:
 
     def _submit_array(self, executor: Any, group: list[RunSpec], folder: Path) -> None:
         n = len(group)
+        if n == 0:
+            return
         try:
             jobs = executor.map_array(RunJob(self.opts.reuse_pretraining), group, [str(self.root)] * n,
                                       [self.threads] * n, [self.opts.loggers] * n)
@@ -221,6 +226,9 @@ class Scheduler:
         queue = list(group)
         while queue:
             self._wait_for_lane()
+            queue = self._without_failed_twins(queue)
+            if not queue:
+                break
             spec = self._next_ready(queue)
             if spec is None:
                 continue
@@ -257,6 +265,21 @@ class Scheduler:
             self._submission_failed([spec], exc, folder)
         self._show()
 
+    def _without_failed_twins(self, specs: list[RunSpec]) -> list[RunSpec]:
+        """``specs`` less the update-matched runs whose twin failed in this launch; those are
+        reported as not started (one failure shows as one, not as two)."""
+        kept = []
+        for spec in specs:
+            if not twin_failed(spec, self.failed_ids):
+                kept.append(spec)
+                continue
+            self.unfinished.discard(spec.run_id)
+            twin = next(f for f in self.report.failed if twin_failed(spec, {f.run_id}))
+            self.report.not_started.append(Failure(spec.run_id, f"not started: its twin {twin.run_id} failed", twin.log))
+            self.bar.write(f"not started {spec.run_id}: its twin {twin.run_id} failed (the next launch runs both)")
+            self.bar.update(1)
+        return kept
+
     # ----- ends ----------------------------------------------------------------------------------
 
     def _wait_all(self) -> None:
@@ -286,6 +309,7 @@ class Scheduler:
             else:
                 failure = failure_of(self.root, spec, exc, log)
                 self.report.failed.append(failure)
+                self.failed_ids.add(spec.run_id)
                 self.bar.write(f"FAILED {failure.run_id}: {failure.error}\n  log: {failure.log}")
         else:
             self._ended(item)
@@ -301,6 +325,7 @@ class Scheduler:
         error = "submission failed: " + ((str(exc).strip().splitlines() or [type(exc).__name__])[-1])
         for spec in group:
             self.unfinished.discard(spec.run_id)
+            self.failed_ids.add(spec.run_id)
             self.report.failed.append(Failure(spec.run_id, error, str(folder)))
             self.bar.update(1)
         self.bar.write(f"FAILED to submit {len(group)} run(s): {error}")
