@@ -1,4 +1,4 @@
-"""The reading of PROTOCOL-antmaze-actor-cpu.md (benchmarks/actor_comparison.py): the primary W - O
+"""The reading of PROTOCOL-antmaze-actor-cpu.md (studies/antmaze_actor/analysis.py): the primary W - O
 and the secondary W - BO as Welch intervals, the outcomes at the protocol's thresholds, and the
 refusal of a record on another file. Frames are built here; expectations computed with scipy."""
 
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from benchmarks import actor_comparison as A
 from benchmarks.reproduction import MixedContents
+from studies.antmaze_actor import analysis as A
 
 ARM_O = [9.0, 0.0, 0.0, 3.0, 0.0]
 ARM_BO = [61.0, 66.0, 57.0, 55.0, 55.0]

@@ -1,4 +1,4 @@
-"""The reading of PROTOCOL-bc-cpu.md (benchmarks/bc_comparison.py): per-row description, the
+"""The reading of PROTOCOL-bc-cpu.md (studies/bc/analysis.py): per-row description, the
 antmaze-umaze primary BC - IQL, Holm over BC - DT and BC - CORL's IQL, the outcome, and the refusal
 of BC runs on another data file. Frames are built here; expectations computed with scipy."""
 
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from benchmarks import bc_comparison as B
 from benchmarks.reproduction import MixedContents
+from studies.bc import analysis as B
 
 ANT, HOP = "antmaze-umaze", "hopper-medium"
 IQL = [9.0, 0.0, 0.0, 3.0, 0.0]

@@ -1,4 +1,4 @@
-"""The reading of PROTOCOL-antmaze-budget-cpu.md (benchmarks/budget_comparison.py): the primary
+"""The reading of PROTOCOL-antmaze-budget-cpu.md (studies/antmaze_budget/analysis.py): the primary
 B - O and the secondary B - W as Welch intervals, the outcomes at the protocol's thresholds, B's
 curve at CORL's published points, and the refusal of a record on another file. Frames are built
 here; expectations computed with scipy and numpy."""
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from benchmarks import budget_comparison as B
 from benchmarks.reproduction import MixedContents
+from studies.antmaze_budget import analysis as B
 
 ARM_O = [9.0, 0.0, 0.0, 3.0, 0.0]
 ARM_W = [64.0, 60.0, 55.0, 66.0, 62.0]

@@ -1,4 +1,4 @@
-"""The reading of PROTOCOL-antmaze-labels-cpu.md (benchmarks/labels_comparison.py): arm L's seed
+"""The reading of PROTOCOL-antmaze-labels-cpu.md (studies/antmaze_labels/analysis.py): arm L's seed
 rule (three seeds when their mean is 20 points above arm O's, else five), the primary L - O as a
 Welch interval, Holm over BL - BO and L - BL, the outcomes, and the refusal of a record on another
 file. Frames are built here; expectations computed with scipy."""
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from benchmarks import labels_comparison as L
 from benchmarks.reproduction import MixedContents
+from studies.antmaze_labels import analysis as L
 
 NEW, OLD = "antmaze-umaze-d4rlstyle", "antmaze-umaze"
 ARM_O = [9.0, 0.0, 0.0, 3.0, 0.0]

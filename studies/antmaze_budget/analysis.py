@@ -1,4 +1,4 @@
-"""``python -m benchmarks.budget_comparison``: the reading of ``PROTOCOL-antmaze-budget-cpu.md``.
+"""``python -m studies.antmaze_budget.analysis``: the reading of ``PROTOCOL-antmaze-budget-cpu.md``.
 
 Do IQL's values keep the goal-reaching on the generated U-maze at the paper's 1e6 offline updates?
 Three arms on Table 1's ``antmaze-umaze`` file, compared as sets (no shared random streams): B, IQL
@@ -57,14 +57,14 @@ def report_lines(runs: pd.DataFrame, curves: pd.DataFrame, preset: str) -> list[
     arm_sets.check_contents(runs, READING.arms)
     found = READING.comparisons(runs)
     lines = arm_sets.report_lines(f"IQL at the paper's offline budget on the generated U-maze (preset `{preset}`)",
-                                  "benchmarks.budget_comparison", "PROTOCOL-antmaze-budget-cpu.md",
+                                  "studies.antmaze_budget.analysis", "PROTOCOL-antmaze-budget-cpu.md",
                                   arm_sets.arms_table(runs, READING), arm_sets.comparison_table(found, PRIMARY),
                                   READING.outcome(runs, found[PRIMARY]), budget="B: 1e6 updates; O, W: 1.8e5")
     return [*lines, "## B's curve (described)", "", *curve_table(curves), ""]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = analysis_parser("python -m benchmarks.budget_comparison", __doc__, "paper_tables/budget_cpu.md",
+    parser = analysis_parser("python -m studies.antmaze_budget.analysis", __doc__, "paper_tables/budget_cpu.md",
                              seeds=False)
     args = parser.parse_args(argv)
     runs = READING.load(args.results, args.preset)

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.labels_comparison``: the reading of ``PROTOCOL-antmaze-labels-cpu.md``.
+"""``python -m studies.antmaze_labels.analysis``: the reading of ``PROTOCOL-antmaze-labels-cpu.md``.
 
 Does D4RL's labelling (every step within 0.5 m of the goal rewarded and terminal, 1000-step
 episodes) let our IQL learn the generated U-maze? Four arms, compared as sets (two files, no
@@ -150,12 +150,12 @@ def report_lines(runs: pd.DataFrame, preset: str) -> list[str]:
     check_contents(runs)
     found = comparisons(runs)
     return arm_sets.report_lines(f"D4RL's AntMaze labels and IQL on the generated U-maze (preset `{preset}`)",
-                                 "benchmarks.labels_comparison", "PROTOCOL-antmaze-labels-cpu.md", arms_table(runs),
+                                 "studies.antmaze_labels.analysis", "PROTOCOL-antmaze-labels-cpu.md", arms_table(runs),
                                  comparison_table(runs, found), outcome(runs, found))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = analysis_parser("python -m benchmarks.labels_comparison", __doc__,
+    parser = analysis_parser("python -m studies.antmaze_labels.analysis", __doc__,
                              "paper_tables/labels_cpu.md", seeds=False)
     args = parser.parse_args(argv)
     runs = load(args.results, args.preset)

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.actor_comparison``: the reading of ``PROTOCOL-antmaze-actor-cpu.md``.
+"""``python -m studies.antmaze_actor.analysis``: the reading of ``PROTOCOL-antmaze-actor-cpu.md``.
 
 Can IQL's own actor imitate the generated U-maze file when its advantage weights are uniform?
 Three arms on Table 1's ``antmaze-umaze`` file, compared as sets (no shared random streams):
@@ -39,13 +39,13 @@ def report_lines(runs: pd.DataFrame, preset: str) -> list[str]:
     arm_sets.check_contents(runs, READING.arms)
     found = READING.comparisons(runs)
     return arm_sets.report_lines(f"IQL's actor with uniform advantage weights on the generated U-maze (preset `{preset}`)",
-                                 "benchmarks.actor_comparison", "PROTOCOL-antmaze-actor-cpu.md",
+                                 "studies.antmaze_actor.analysis", "PROTOCOL-antmaze-actor-cpu.md",
                                  arm_sets.arms_table(runs, READING), arm_sets.comparison_table(found, PRIMARY),
                                  READING.outcome(runs, found[PRIMARY]))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = analysis_parser("python -m benchmarks.actor_comparison", __doc__, "paper_tables/actor_cpu.md", seeds=False)
+    parser = analysis_parser("python -m studies.antmaze_actor.analysis", __doc__, "paper_tables/actor_cpu.md", seeds=False)
     args = parser.parse_args(argv)
     runs = READING.load(args.results, args.preset)
     if missing_arm(runs[runs.experiment == "antmaze_actor"] if not runs.empty else runs, "iql", args.preset, args.results):
