@@ -14,9 +14,9 @@ import sys
 
 import pandas as pd
 
-from benchmarks import arm_sets
-from benchmarks.arm_sets import Arm, Outcomes, TwoComparisons
 from benchmarks.reproduction import analysis_parser, emit_report, missing_arm
+from studies import arm_sets
+from studies.arm_sets import Arm, Outcomes, TwoComparisons
 
 DATASET, CONTENT = "antmaze-umaze", "b7b9dc8f"
 

@@ -16,9 +16,9 @@ import sys
 import pandas as pd
 
 from benchmarks import aggregate as agg
-from benchmarks import arm_sets
-from benchmarks.arm_sets import Arm, Outcomes, TwoComparisons
 from benchmarks.reproduction import analysis_parser, emit_report, mean_interval_cell, missing_arm
+from studies import arm_sets
+from studies.arm_sets import Arm, Outcomes, TwoComparisons
 
 DATASET, CONTENT = "antmaze-umaze", "b7b9dc8f"
 # CORL's published IQL on D4RL's antmaze-umaze-v2 (its logs, as the issue cites them): updates -> success %

@@ -16,8 +16,6 @@ import sys
 import numpy as np
 import pandas as pd
 
-from benchmarks import arm_sets
-from benchmarks.arm_sets import Arm
 from benchmarks.intervals import Interval, difference_interval, read_family, verdict
 from benchmarks.reproduction import (
     analysis_parser,
@@ -26,6 +24,8 @@ from benchmarks.reproduction import (
     missing_arm,
     p_cell,
 )
+from studies import arm_sets
+from studies.arm_sets import Arm
 
 LABELS, ORIGINAL = "antmaze-umaze-d4rlstyle", "antmaze-umaze"
 CONTENTS = {LABELS: "7fca558f", ORIGINAL: "b7b9dc8f"}  # the protocol's files, by content hash
