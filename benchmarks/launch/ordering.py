@@ -101,7 +101,8 @@ def twin_unfinished(spec: RunSpec, root: Path, unfinished: set[str]) -> bool:
     ended yet: the twin is among ``unfinished`` (this launch's runs not yet ended), or it is not
     complete and another live process is running it. Such a run cannot start yet: it reads its
     twin's complete record, and without one it stops with ``TwinNotReady``. A twin that ended
-    without a complete record (failed) does not hold it back: the run then reports that."""
+    without a complete record (failed) does not hold it back: where that failure was this launch's,
+    ``twin_failed`` keeps the run from starting; otherwise the run reports it."""
     twin = matched.twin_spec(spec)
     if twin is None:
         return False
