@@ -10,7 +10,7 @@ live process holds are left to it (``held_by_live_holders``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +112,7 @@ def twin_unfinished(spec: RunSpec, root: Path, unfinished: set[str]) -> bool:
     return not rec.is_complete(directory) and held_elsewhere(directory)
 
 
-def twin_failed(spec: RunSpec, failed: set[str]) -> bool:
+def twin_failed(spec: RunSpec, failed: Container[str]) -> bool:
     """Whether ``spec`` is an update-matched run whose twin is among ``failed`` (run ids that
     failed in this launch): it cannot match that twin, so it is not started at all; the launch
     reports it as held back by its twin's failure, and the next launch runs both."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks import matched_updates as matched
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.job import ConfigChanged, RunJob, check_config_unchanged
@@ -147,7 +148,7 @@ class Scheduler:
                       if opts.reuse_pretraining else (lambda spec: False))
         self.running: list[tuple[RunSpec, Any]] = []
         self.unfinished = {s.run_id for s in pending}  # this launch's runs not ended: twins hold their runs back
-        self.failed_ids: set[str] = set()  # this launch's runs that failed: their matched runs are not started
+        self.failed_here: dict[str, Failure] = {}  # this launch's failed runs: their matched runs are not started
         self.told_twin_wait = False
         self.bar = progress_bar(total=len(pending), desc="runs", unit="run", enabled=progress)
         # below the bar, each running run's phase, progress, score and time left, from its directory
@@ -270,11 +271,11 @@ class Scheduler:
         reported as not started (one failure shows as one, not as two)."""
         kept = []
         for spec in specs:
-            if not twin_failed(spec, self.failed_ids):
+            if not twin_failed(spec, self.failed_here):
                 kept.append(spec)
                 continue
             self.unfinished.discard(spec.run_id)
-            twin = next(f for f in self.report.failed if twin_failed(spec, {f.run_id}))
+            twin = self.failed_here[matched.twin_spec(spec).run_id]
             self.report.not_started.append(Failure(spec.run_id, f"not started: its twin {twin.run_id} failed", twin.log))
             self.bar.write(f"not started {spec.run_id}: its twin {twin.run_id} failed (the next launch runs both)")
             self.bar.update(1)
@@ -309,7 +310,7 @@ class Scheduler:
             else:
                 failure = failure_of(self.root, spec, exc, log)
                 self.report.failed.append(failure)
-                self.failed_ids.add(spec.run_id)
+                self.failed_here[spec.run_id] = failure
                 self.bar.write(f"FAILED {failure.run_id}: {failure.error}\n  log: {failure.log}")
         else:
             self._ended(item)
@@ -325,8 +326,8 @@ class Scheduler:
         error = "submission failed: " + ((str(exc).strip().splitlines() or [type(exc).__name__])[-1])
         for spec in group:
             self.unfinished.discard(spec.run_id)
-            self.failed_ids.add(spec.run_id)
-            self.report.failed.append(Failure(spec.run_id, error, str(folder)))
+            self.failed_here[spec.run_id] = Failure(spec.run_id, error, str(folder))
+            self.report.failed.append(self.failed_here[spec.run_id])
             self.bar.update(1)
         self.bar.write(f"FAILED to submit {len(group)} run(s): {error}")
         self._show()
