@@ -10,7 +10,8 @@
 #   ... start|resume LAUNCH --after OTHER ...  the same, once OTHER's launch (running or itself queued) has ended;
 #       [--start-by TIME]                       a queue lapses if OTHER ends after TIME (e.g. a run that cannot
 #                                              resume, started only with enough of the sitting left)
-#   scripts/study.sh status [ARGS...]          python -m benchmarks.status on the study's results root
+#   scripts/study.sh status [--all] [ARGS...]  python -m benchmarks.status on the study's results root: the runs
+#                                              of unfinished launches (--all: of every launch)
 #   scripts/study.sh stop [LAUNCH]             cancel queues, then SIGTERM the launch(es): runs checkpoint and stop
 #
 # A launch is named by its experiment, or EXPERIMENT@LABEL where two launches of one experiment
@@ -48,7 +49,8 @@ usage: scripts/study.sh setup COMMIT [--force]  clone this repository at COMMIT 
        scripts/study.sh resume LAUNCH           start its last launch again (its clone, options, ODT_*_SRC)
        start|resume LAUNCH --after OTHER ...    queue it: a detached waiter starts it once OTHER has ended
            [--start-by TIME]                    ... if that is before TIME (date -d syntax, e.g. 09:55); else it lapses
-       scripts/study.sh status [ARGS...]        python -m benchmarks.status on the study's results root
+       scripts/study.sh status [--all] [ARGS...] python -m benchmarks.status on the study's results root: runs of
+                                                unfinished launches; --all: of every launch, complete ones too
        scripts/study.sh stop [LAUNCH]           SIGTERM the launch(es): runs checkpoint and stop at a safe point
 LAUNCH: an experiment, or EXPERIMENT@LABEL for a second launch of it beside the first
 (e.g. table1@bc --methods bc); one live launch per name.
@@ -340,7 +342,8 @@ resume_hint() {
 }
 
 cmd_status() {
-    local python="$SCRIPT_REPO/.venv/bin/python" where="$SCRIPT_REPO" launch pidfile launches_seen=()
+    local python="$SCRIPT_REPO/.venv/bin/python" where="$SCRIPT_REPO" launch pidfile launches_seen=() done=() all=0
+    if [[ "${1:-}" == --all ]]; then all=1; shift; fi
     if [[ -f "$STUDY_DIR/benchmarks/status.py" && -x "$STUDY_DIR/.venv/bin/python" ]]; then
         python="$STUDY_DIR/.venv/bin/python" where="$STUDY_DIR"  # the study's own code reads its plan
     fi
@@ -351,6 +354,9 @@ cmd_status() {
             echo "launch $launch: running, pid $(head -n 1 "$pidfile"), log $(sed -n 2p "$pidfile")"
         elif queued "$launch"; then
             echo "launch $launch: queued after $(sed -n 2p "$(queue_file "$launch")") (waiter pid $(head -n 1 "$(queue_file "$launch")"))"
+        elif [[ $all == 0 ]] && ended_complete "$launch"; then
+            done+=("$launch")  # one line for all of them, below
+            continue
         else
             echo "launch $launch: not running ($(resume_hint "$launch"))"
         fi
@@ -358,13 +364,25 @@ cmd_status() {
         # status builds each run's config, and official-odt's and corl-iql's need their sources
         if [[ -f "$(from_file "$launch")" ]]; then export_sources "$(from_file "$launch")" status; fi
     done
+    local summary=()
+    if [[ ${#done[@]} -gt 0 ]]; then
+        echo "launches whose plan is complete, nothing to resume (logs in $RESULTS/_logs): ${done[*]}"
+        if [[ ${#launches_seen[@]} == 0 ]]; then  # nothing else: their line per experiment, not their runs
+            launches_seen=("${done[@]}") summary=(--summary)
+            for launch in "${done[@]}"; do
+                if [[ -f "$(from_file "$launch")" ]]; then export_sources "$(from_file "$launch")" status; fi
+            done
+        else
+            echo "(their runs are not listed: scripts/study.sh status --all lists every launch's)"
+        fi
+    fi
     if ! grep -q "EXPERIMENT@LABEL" "$where/benchmarks/status.py" 2>/dev/null; then  # an older clone: experiments only
         mapfile -t launches_seen < <(for launch in "${launches_seen[@]+"${launches_seen[@]}"}"; do echo "${launch%%@*}"; done | sort -u)
     fi
     local plan_as_launched=()  # a clone older than status --launches plans every experiment in full
     grep -q -- "--launches" "$where/benchmarks/status.py" 2>/dev/null && plan_as_launched=(--launches "$RESULTS/_logs")
     cd "$where" && "$python" -m benchmarks.status --results "$RESULTS" "${plan_as_launched[@]+"${plan_as_launched[@]}"}" \
-        "${launches_seen[@]+"${launches_seen[@]}"}" "$@"
+        "${launches_seen[@]+"${launches_seen[@]}"}" "${summary[@]+"${summary[@]}"}" "$@"
 }
 
 cmd_stop() {

@@ -6,6 +6,9 @@ import dataclasses
 import io
 import itertools
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import mujoco
@@ -18,6 +21,7 @@ pytest.importorskip("gymnasium_robotics", reason="AntMaze needs gymnasium-roboti
 from baselines.sac import TanhGaussianActor  # noqa: E402
 from benchmarks.datasets import DatasetUnavailable, get_spec, load_dataset  # noqa: E402
 from benchmarks.datasets.antmaze import (  # noqa: E402
+    ADROIT_NOTICE,
     GOAL_CELL,
     MAX_EPISODE_STEPS,
     OBS_DIM,
@@ -613,3 +617,21 @@ def test_smoke_runs_on_antmaze(method, tmp_path):
     for row in [final] + [r for r in rows if "returns" in r]:
         assert set(np.asarray(row["returns"]).tolist()) <= {0.0, 1.0}  # sparse: reached or not
         assert row["score_mean"] == pytest.approx(100 * np.mean(row["returns"]))
+
+
+def test_importing_gymnasium_robotics_holds_back_its_adroit_notice_and_nothing_else(tmp_path):
+    """A stand-in package that writes the library's Adroit notice and one other line to stderr on
+    import: the notice is dropped, the other line reaches stderr."""
+    package = tmp_path / "gymnasium_robotics"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import sys\n__version__ = 'stand-in'\n"
+        f"print({ADROIT_NOTICE + ' reward functions were updated'!r}, file=sys.stderr)\n"
+        "print('another warning', file=sys.stderr)\n")
+    repo = Path(__file__).resolve().parent.parent
+    code = "from benchmarks.datasets.antmaze import robotics_version; print(robotics_version())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=repo,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{repo}"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "stand-in"
+    assert "another warning" in out.stderr and "AdroitHand" not in out.stderr

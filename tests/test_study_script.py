@@ -506,11 +506,49 @@ def test_status_offers_no_resume_for_a_launch_whose_plan_completed(tmp_path, fai
     _stand_in(tmp_path / "study")
     env = _env(tmp_path, STUDY_TEST_FINISH=failed)
     assert _study(env, "start", "table1@bc", "--methods", "bc").returncode == 1  # it ends at once
-    line = next(x for x in _study(env, "status").stdout.splitlines() if x.startswith("launch table1@bc"))
+    line = next(x for x in _study(env, "status", "--all").stdout.splitlines() if x.startswith("launch table1@bc"))
     if complete:
         assert "its plan is complete" in line and "nothing to resume" in line and "study-table1@bc-" in line
     else:
         assert "scripts/study.sh resume table1@bc restarts it" in line
+
+
+def _called_status(tmp_path: Path) -> list[str]:
+    """What the stand-in python was last called with, after ``-m benchmarks.status --results ROOT``."""
+    called = [line[4:] for line in (tmp_path / "called.txt").read_text().splitlines()[2:]]
+    assert called[:4] == ["-m", "benchmarks.status", "--results", str(tmp_path / "runs")]
+    return called[4:]
+
+
+def test_status_lists_the_runs_of_unfinished_launches_and_names_complete_ones_in_one_line(tmp_path):
+    study = tmp_path / "study"
+    _stand_in(study)
+    env = _env(tmp_path, STUDY_TEST_FINISH="0")
+    assert _study(env, "start", "table1@bc", "--methods", "bc").returncode == 1  # completes at once
+    assert _study(env, "start", "corl_iql").returncode == 1
+    (study / "benchmarks").mkdir()
+    (study / "benchmarks" / "status.py").write_text("# EXPERIMENT@LABEL\n")
+    (tmp_path / "runs" / "_logs" / "study-online_200k.pid").write_text("999999999\n")  # stopped part way
+    lines = _study(env, "status").stdout.splitlines()
+    assert not any(x.startswith(("launch table1@bc", "launch corl_iql")) for x in lines)
+    assert any(x.startswith("launch online_200k: not running") for x in lines)
+    done = next(x for x in lines if x.startswith("launches whose plan is complete"))
+    assert done.endswith(": corl_iql table1@bc")
+    assert _called_status(tmp_path) == ["online_200k"]  # the complete launches' runs are not listed
+    assert _study(env, "status", "--all").returncode == 0
+    assert _called_status(tmp_path) == ["corl_iql", "online_200k", "table1@bc"]
+
+
+def test_status_with_only_complete_launches_gives_their_line_per_experiment(tmp_path):
+    study = tmp_path / "study"
+    _stand_in(study)
+    env = _env(tmp_path, STUDY_TEST_FINISH="0")
+    assert _study(env, "start", "table1").returncode == 1
+    (study / "benchmarks").mkdir()
+    (study / "benchmarks" / "status.py").write_text("# EXPERIMENT@LABEL\n")
+    out = _study(env, "status")
+    assert out.returncode == 0 and "launches whose plan is complete" in out.stdout
+    assert _called_status(tmp_path) == ["table1", "--summary"]
 
 
 def test_a_waiter_is_not_disturbed_when_the_script_is_edited_while_it_waits(tmp_path, queues):
