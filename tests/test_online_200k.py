@@ -464,3 +464,19 @@ def test_final_look_reads_ten_pairs_at_alpha_0048_with_the_margin():
     e, v = an.primary_at_look(_paired(diffs), 10)
     assert np.allclose((e.lo, e.hi), _t_bounds(diffs, 0.048))
     assert v.word == "equivalent"  # small differences, the 90.4% interval well inside +-10
+
+
+def test_where_the_runs_ran_counts_each_arm_and_names_a_pair_split_across_cpu_models(tmp_path):
+    cpu = {(ODT, 0): "cpu A", (CONTROL, 0): "cpu A", (ODT, 1): "cpu A", (CONTROL, 1): "cpu B"}
+    for seed in (0, 1):
+        specs = make_pair(tmp_path, seed, lambda s, r: 1.0)
+        for method, spec in specs.items():
+            rec.write_json(rec.run_dir(tmp_path, spec) / rec.ENVIRONMENT, {"attempts": [
+                {"git_sha": "e5cdf1d" + "0" * 33, "git_dirty": False, "cpu_model": cpu[method, seed]}]})
+    runs, curves = _frames(tmp_path)
+    lines = an.origin_lines(runs, an.pairs(an.per_run(runs, curves), curves))
+    rows = {line.split(" | ")[0]: line.split(" | ") for line in lines if line.startswith("| `")}
+    odt, control = rows[f"| `{ODT}`"], rows[f"| `{CONTROL}`"]
+    assert (odt[1], odt[3], odt[4]) == ("2", "e5cdf1d", "cpu A")  # runs, code, CPU
+    assert (control[1], control[4]) == ("2", "cpu A (1), cpu B (1)")
+    assert lines[-1] == "Pairs whose two runs ran on different CPU models: 1."

@@ -19,6 +19,8 @@ in the protocol's terms:
   equivalence margin of ``MARGIN`` = 10 normalised points. Words (``benchmarks.intervals``):
   supports, contradicts, equivalent, inconclusive. A comparison has no verdict ("incomplete")
   until the protocol's seeds are in: 10 pairs, and for G 10 ODT and 5 IQL runs;
+* where each arm's runs ran (code, CPU, torch, data file, core-hours) and any pair split across CPU
+  models;
 * every seed's numbers, whether each control started from its twin's pretraining, and the figure
   ``online_200k_gap`` (ODT - control against the ODT twin's online samples: one thin line per
   seed, the mean with its 95% paired t-band where every complete pair has the evaluation; ODT's
@@ -381,6 +383,7 @@ def report(root: Path | str, preset: str = PRESET, figures: Path | None = None) 
         lines += ["", "IQL per seed:", "", "| seed | end of offline training | score at 200k | gain in run |",
                   "|---|---|---|---|"]
         lines += [f"| {r.seed} | {r.pretrain_end:.1f} | {r.score_200k:.1f} | {r.gain:+.1f} |" for r in iql.itertuples()]
+    lines += ["", *origin_lines(runs, paired)]
     out_dir = figures if figures is not None else outputs.figures_root(root) / preset
     written = draw_figure(table, curves, out_dir, runs,
                           plots.provenance.cli_command("studies.online_200k.analysis", root, preset), preset)
@@ -390,6 +393,25 @@ def report(root: Path | str, preset: str = PRESET, figures: Path | None = None) 
     else:
         lines += ["", "No figure: no complete pair yet."]
     return "\n".join(lines) + "\n"
+
+
+def origin_lines(runs: pd.DataFrame, paired: pd.DataFrame) -> list[str]:
+    """Where each arm's complete runs ran (code, CPU, torch, data file; a mix is counted), the
+    core-hours they took, and whether each pair's two runs share a CPU model (the pairing asks it:
+    a run is bit-identical only on the CPU model that made it)."""
+    done = runs[(runs.status == "complete") & (runs.dataset == DATASET)] if len(runs) else runs
+    lines = ["### Where the runs ran", "", "| arm | runs | core-h | " + " | ".join(agg.ORIGIN.values()) + " |",
+             "|---|---|---|" + "---|" * len(agg.ORIGIN)]
+    for method in (ODT, CONTROL, IQL):
+        own = done[done.method == method]
+        if len(own):
+            lines.append(f"| `{method}` | {len(own)} | {agg.core_hours_cell(own)} | "
+                         + " | ".join(agg.origin_cells(own)) + " |")
+    arms = done[done.method.isin((ODT, CONTROL))]
+    split = [int(seed) for seed in paired.seed if arms[arms.seed == seed].cpu.nunique(dropna=False) > 1]
+    lines += ["", f"Pairs whose two runs ran on different CPU models: {', '.join(map(str, split))}." if split
+              else f"Each of the {len(paired)} pairs' two runs ran on one CPU model (as each run's attempts recorded it)."]
+    return lines
 
 
 def _looks_text(paired: pd.DataFrame) -> str:
