@@ -362,7 +362,7 @@ def report(root: Path | str, preset: str = PRESET, figures: Path | None = None) 
         lines.append(f"| `{method}` | {len(t)} | {combination_estimate([(t.pretrain_end, 1.0)]).text(False)} | "
                      f"{combination_estimate([(t.score_200k, 1.0)]).text(False)} | "
                      f"{combination_estimate([(t.gain, 1.0)]).text()} | {_cell(t.online_updates.mean(), ',.0f')} | "
-                     f"{_cell(t.online_samples.mean(), ',.0f')} | {_cell(t.core_hours.mean(), '.2f')} |")
+                     f"{_cell(t.online_samples.mean(), ',.0f')} | {_per_run_hours(t.core_hours)} |")
     labels = [sample_label(s) for s in SAMPLE_POINTS]
     lines += ["", "Per seed, ODT and its matched control (end of pretraining / score at 200k; D at a sample point "
               "with the round it was read at; pretraining: `shared` = the control started from its twin's state, "
@@ -412,6 +412,14 @@ def origin_lines(runs: pd.DataFrame, paired: pd.DataFrame) -> list[str]:
     lines += ["", f"Pairs whose two runs ran on different CPU models: {', '.join(map(str, split))}." if split
               else f"Each of the {len(paired)} pairs' two runs ran on one CPU model (as each run's attempts recorded it)."]
     return lines
+
+
+def _per_run_hours(hours: pd.Series) -> str:
+    """The mean core-hours per run, over the runs whose records time them (a control resumed over
+    several attempts is not: its counters hold its twin's pretraining too); says how many when not all."""
+    timed = int(hours.notna().sum())
+    mean = _cell(hours.mean(), ".2f")
+    return mean if timed == len(hours) else f"{mean} ({timed} of {len(hours)} timed)"
 
 
 def _looks_text(paired: pd.DataFrame) -> str:
