@@ -343,7 +343,11 @@ resume_hint() {
 
 cmd_status() {
     local python="$SCRIPT_REPO/.venv/bin/python" where="$SCRIPT_REPO" launch pidfile launches_seen=() done=() all=0
-    if [[ "${1:-}" == --all ]]; then all=1; shift; fi
+    local arg rest=()  # --all anywhere among the arguments; the rest go to benchmarks.status
+    for arg in "$@"; do
+        if [[ "$arg" == --all ]]; then all=1; else rest+=("$arg"); fi
+    done
+    set -- "${rest[@]+"${rest[@]}"}"
     if [[ -f "$STUDY_DIR/benchmarks/status.py" && -x "$STUDY_DIR/.venv/bin/python" ]]; then
         python="$STUDY_DIR/.venv/bin/python" where="$STUDY_DIR"  # the study's own code reads its plan
     fi

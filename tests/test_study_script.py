@@ -535,8 +535,8 @@ def test_status_lists_the_runs_of_unfinished_launches_and_names_complete_ones_in
     done = next(x for x in lines if x.startswith("launches whose plan is complete"))
     assert done.endswith(": corl_iql table1@bc")
     assert _called_status(tmp_path) == ["online_200k"]  # the complete launches' runs are not listed
-    assert _study(env, "status", "--all").returncode == 0
-    assert _called_status(tmp_path) == ["corl_iql", "online_200k", "table1@bc"]
+    assert _study(env, "status", "--summary", "--all").returncode == 0
+    assert _called_status(tmp_path) == ["corl_iql", "online_200k", "table1@bc", "--summary"]
 
 
 def test_status_with_only_complete_launches_gives_their_line_per_experiment(tmp_path):
