@@ -365,21 +365,20 @@ cmd_status() {
             echo "launch $launch: not running ($(resume_hint "$launch"))"
         fi
         launches_seen+=("$launch")
-        # status builds each run's config, and official-odt's and corl-iql's need their sources
-        if [[ -f "$(from_file "$launch")" ]]; then export_sources "$(from_file "$launch")" status; fi
     done
     local summary=()
     if [[ ${#done[@]} -gt 0 ]]; then
         echo "launches whose plan is complete, nothing to resume (logs in $RESULTS/_logs): ${done[*]}"
         if [[ ${#launches_seen[@]} == 0 ]]; then  # nothing else: their line per experiment, not their runs
             launches_seen=("${done[@]}") summary=(--summary)
-            for launch in "${done[@]}"; do
-                if [[ -f "$(from_file "$launch")" ]]; then export_sources "$(from_file "$launch")" status; fi
-            done
         else
             echo "(their runs are not listed: scripts/study.sh status --all lists every launch's)"
         fi
     fi
+    # status builds each listed run's config, and official-odt's and corl-iql's need their sources
+    for launch in "${launches_seen[@]+"${launches_seen[@]}"}"; do
+        if [[ -f "$(from_file "$launch")" ]]; then export_sources "$(from_file "$launch")" status; fi
+    done
     if ! grep -q "EXPERIMENT@LABEL" "$where/benchmarks/status.py" 2>/dev/null; then  # an older clone: experiments only
         mapfile -t launches_seen < <(for launch in "${launches_seen[@]+"${launches_seen[@]}"}"; do echo "${launch%%@*}"; done | sort -u)
     fi
