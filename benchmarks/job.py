@@ -238,6 +238,9 @@ class Attempt:
         self.curve: list[dict] = []
         self.done_sweeps: set[str] = set()
         self.pretraining_from: str | None = None  # the run whose pretraining this one started from
+        # that run's time counters at the switch, which this run's counters carry on from: its
+        # own compute time is the difference (records.core_seconds)
+        self.inherited_counters: dict[str, float] | None = None
         # the sharing key this run's pretraining is the computation of (None: of no key), kept in
         # its checkpoints: only such a pretraining is left for other runs
         self.pretraining_key: str | None = None
@@ -308,6 +311,7 @@ class Attempt:
         self.curve = list(state["curve"])
         self.done_sweeps = set(state.get("sweeps", ()))
         self.pretraining_from = state.get("pretraining_from")
+        self.inherited_counters = state.get("inherited_counters")
         made_under = state.get("pretraining_key")
         self.pretraining_key = self.shared_key if made_under == self.shared_key else None
         self.notes.append(f"attempt {self.number}: resumed from {loaded.path.name}")
@@ -342,6 +346,7 @@ class Attempt:
                               f"for runs sharing {self.shared_key}")
         else:
             self.pretraining_from = found.source_run
+            self.inherited_counters = rec.time_counters(self.agent.counters)
             self.notes.append(f"attempt {self.number}: pretraining reused from run {found.source_run} "
                               f"(shared state {self.shared_key}; its rows, counters and wall_time up to the "
                               "switch are that run's)")
@@ -387,7 +392,7 @@ class Attempt:
             "final_return": evals[-1].get("return_mean"),
             "offline_return": offline[-1].get("return_mean") if offline else None,
             "counters": dict(vars(counters)) if hasattr(counters, "__dict__") else {},
-            "pretraining_from": self.pretraining_from,
+            "pretraining_from": self.pretraining_from, "inherited_counters": self.inherited_counters,
             "attempts": self.number, "notes": self.notes, "log": self.log_path,
             "attempt_seconds": time.time() - self.started,
         }
@@ -433,7 +438,8 @@ class Attempt:
         for the runs sharing the key."""
         agent = self.agent
         state = {"agent": agent.state_dict(), "curve": list(self.curve), "sweeps": sorted(self.done_sweeps),
-                 "pretraining_from": self.pretraining_from, "pretraining_key": self.pretraining_key}
+                 "pretraining_from": self.pretraining_from, "pretraining_key": self.pretraining_key,
+                 "inherited_counters": self.inherited_counters}
         if self.pretraining_key is not None and self.pretraining_from is None and at_switch(agent, self.done_sweeps):
             # before this run's own checkpoint, and so before a stop requested during the last
             # pretraining evaluation can end the attempt: same-key runs waiting for it load this.

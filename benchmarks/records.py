@@ -271,21 +271,35 @@ def read_attempts(directory: Path) -> list[dict]:
     return list(read_json(path).get("attempts") or []) if path.exists() else []
 
 
+TIME_COUNTERS = ("wall_time", "cpu_time")
+
+
+def time_counters(counters: object) -> dict[str, float]:
+    """The time counters (seconds, summed over restarts) an agent's counters hold."""
+    return {k: float(getattr(counters, k)) for k in TIME_COUNTERS if isinstance(getattr(counters, k, None), (int, float))}
+
+
 def core_seconds(record: dict, attempts: list[dict]) -> float | None:
     """The CPU core-seconds a complete run took, or None where its records cannot say: the
     seconds of its one attempt (``attempt_seconds``), or for a run resumed over several attempts
-    the compute time its counters kept (``counters.wall_time``; not for a run that started from
-    another run's pretraining, whose counters hold that run's time too), times the last attempt's
-    torch threads (an upper bound for threads > 1). None for a run that is not complete or that
-    saw CUDA (GPU seconds do not price CPU time)."""
+    the compute time its counters kept (``counters.wall_time``; for a run that started from
+    another run's pretraining, less that run's time at the switch, ``inherited_counters``:
+    older records lack it and are not timed), times the last attempt's torch threads (an upper
+    bound for threads > 1). None for a run that is not complete or that saw CUDA (GPU seconds
+    do not price CPU time)."""
     if record.get("status") != "complete" or not attempts or any(a.get("cuda") for a in attempts):
         return None
     threads = max(1, int(attempts[-1].get("torch_threads") or 1))
     if len(attempts) == 1 and isinstance(record.get("attempt_seconds"), (int, float)):
         return float(record["attempt_seconds"]) * threads
     wall = (record.get("counters") or {}).get("wall_time")
-    if record.get("pretraining_from") is None and isinstance(wall, (int, float)):
+    if not isinstance(wall, (int, float)):
+        return None
+    if record.get("pretraining_from") is None:
         return float(wall) * threads
+    inherited = (record.get("inherited_counters") or {}).get("wall_time")
+    if isinstance(inherited, (int, float)) and 0 <= inherited <= wall:
+        return (float(wall) - float(inherited)) * threads
     return None
 
 

@@ -99,12 +99,16 @@ def test_a_modelled_run_is_scaled_by_how_far_off_the_model_is_for_its_method_and
     ({"attempts": 1, "threads": 2}, 2 * 40.0),  # one attempt: its seconds, times its threads
     ({"attempts": 3, "wall_time": 90.0}, 90.0),  # resumed: the compute time its counters kept
     ({"attempts": 3, "wall_time": 90.0, "pretraining_from": "x"}, None),  # that time holds another run's
+    # ... less that run's time at the switch, where the record kept it
+    ({"attempts": 3, "wall_time": 90.0, "pretraining_from": "x", "inherited": 25.0}, 65.0),
+    ({"attempts": 3, "wall_time": 90.0, "pretraining_from": "x", "inherited": 95.0}, None),  # not a time
     ({"attempts": 1, "cuda": True}, None),  # GPU seconds do not price CPU time
 ])
 def test_cost_of_one_record(kwargs, expected):
     attempts = [{"cuda": kwargs.get("cuda", False), "torch_threads": kwargs.get("threads", 1)}] * kwargs["attempts"]
     record = {"status": "complete", "attempt_seconds": 40.0, "counters": {"wall_time": kwargs.get("wall_time")},
-              "pretraining_from": kwargs.get("pretraining_from")}
+              "pretraining_from": kwargs.get("pretraining_from"),
+              "inherited_counters": {"wall_time": kwargs["inherited"]} if "inherited" in kwargs else None}
     assert rec.core_seconds(record, attempts) == expected
     assert rec.core_seconds({**record, "status": "partial"}, attempts) is None
 

@@ -121,6 +121,12 @@ def test_a_run_from_shared_pretraining_ends_as_it_would_alone(tmp_path):
     alone_dir = rec.run_dir(tmp_path / "alone", odt)
     assert rec.read_record(alone_dir)["pretraining_from"] is None
     assert reused["final_score"] == alone["final_score"]
+    # its counters carry on from the state's, whose time counters the record keeps apart
+    (state_file,) = (tmp_path / "pair" / shared.DIRNAME).glob("*/ckpt-*.pt")
+    at_switch = torch.load(state_file, weights_only=False)["state"]["agent"]["counters"]
+    assert record["inherited_counters"] == {k: at_switch[k] for k in ("wall_time", "cpu_time")}
+    assert 0 < record["inherited_counters"]["wall_time"] < record["counters"]["wall_time"]
+    assert rec.read_record(alone_dir)["inherited_counters"] is None
     assert rec.read_curve(rec.run_dir(tmp_path / "pair", odt) / rec.CURVE) == rec.read_curve(alone_dir / rec.CURVE)
 
 
@@ -482,6 +488,33 @@ def test_a_run_stopped_at_the_end_of_its_pretraining_has_left_it_for_the_same_ke
     job_mod.run_one(odt, pair, threads=1)
     record = rec.read_record(rec.run_dir(pair, odt))
     assert record["status"] == "complete" and record["pretraining_from"] is None and record["attempts"] == 2
+
+
+def test_a_follower_resumed_online_keeps_the_time_it_inherited(tmp_path, monkeypatch):
+    """A control stopped during its online phase and resumed still knows its leader's time
+    counters at the switch, so the compute time of its own part is priced after the resume."""
+    odt, control = _spec("odt"), _spec("odt-control")
+    job_mod.run_one(odt, tmp_path, threads=1)
+    (state_file,) = (tmp_path / shared.DIRNAME).glob("*/ckpt-*.pt")
+    at_switch = torch.load(state_file, weights_only=False)["state"]["agent"]["counters"]
+    evaluate, stopped = ODTTrainer._eval_row, []
+
+    def stopping(self, phase, log, ends_phase=True, **extra):
+        if phase == "online" and not stopped:
+            stopped.append(True)
+            self.request_stop()
+        return evaluate(self, phase, log, ends_phase, **extra)
+    with monkeypatch.context() as m:
+        m.setattr(ODTTrainer, "_eval_row", stopping)
+        with pytest.raises(StopRequested):
+            job_mod.run_one(control, tmp_path, threads=1)
+    job_mod.run_one(control, tmp_path, threads=1)
+    directory = rec.run_dir(tmp_path, control)
+    record = rec.read_record(directory)
+    assert record["attempts"] == 2 and record["pretraining_from"] == odt.run_id
+    assert record["inherited_counters"] == {k: at_switch[k] for k in ("wall_time", "cpu_time")}
+    own = record["counters"]["wall_time"] - at_switch["wall_time"]
+    assert rec.core_seconds(record, rec.read_attempts(directory)) == pytest.approx(own)
 
 
 def test_a_run_resumed_under_another_key_does_not_leave_its_pretraining(tmp_path, monkeypatch):

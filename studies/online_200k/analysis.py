@@ -416,7 +416,8 @@ def origin_lines(runs: pd.DataFrame, paired: pd.DataFrame) -> list[str]:
 
 def _per_run_hours(hours: pd.Series) -> str:
     """The mean core-hours per run, over the runs whose records time them (a control resumed over
-    several attempts is not: its counters hold its twin's pretraining too); says how many when not all."""
+    several attempts is not where its record predates ``inherited_counters``: its counters hold its
+    twin's pretraining too); says how many when not all."""
     timed = int(hours.notna().sum())
     mean = _cell(hours.mean(), ".2f")
     return mean if timed == len(hours) else f"{mean} ({timed} of {len(hours)} timed)"
