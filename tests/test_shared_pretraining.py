@@ -451,10 +451,17 @@ def _stop_at_a_pretraining_evaluation(monkeypatch, at_the_end: bool) -> None:
     """Every ODT trainer asks itself to stop (as on SIGTERM) at the pretraining evaluation that
     ends the phase (``at_the_end``) or at its first one in between: it checkpoints at its next
     safe point and raises StopRequested."""
-    evaluate = ODTTrainer._eval_row
+    _stop_at_evaluations(monkeypatch, lambda phase, ends_phase: phase == "pretrain" and ends_phase == at_the_end)
+
+
+def _stop_at_evaluations(monkeypatch, where, once: bool = False) -> None:
+    """Every ODT trainer asks itself to stop (as on SIGTERM) at the evaluations for which
+    ``where(phase, ends_phase)`` holds (``once``: only at the first of them in the test)."""
+    evaluate, stopped = ODTTrainer._eval_row, []
 
     def stopping(self, phase, log, ends_phase=True, **extra):
-        if phase == "pretrain" and ends_phase == at_the_end:
+        if where(phase, ends_phase) and not (once and stopped):
+            stopped.append(phase)
             self.request_stop()
         return evaluate(self, phase, log, ends_phase, **extra)
     monkeypatch.setattr(ODTTrainer, "_eval_row", stopping)
@@ -497,15 +504,8 @@ def test_a_follower_resumed_online_keeps_the_time_it_inherited(tmp_path, monkeyp
     job_mod.run_one(odt, tmp_path, threads=1)
     (state_file,) = (tmp_path / shared.DIRNAME).glob("*/ckpt-*.pt")
     at_switch = torch.load(state_file, weights_only=False)["state"]["agent"]["counters"]
-    evaluate, stopped = ODTTrainer._eval_row, []
-
-    def stopping(self, phase, log, ends_phase=True, **extra):
-        if phase == "online" and not stopped:
-            stopped.append(True)
-            self.request_stop()
-        return evaluate(self, phase, log, ends_phase, **extra)
     with monkeypatch.context() as m:
-        m.setattr(ODTTrainer, "_eval_row", stopping)
+        _stop_at_evaluations(m, lambda phase, ends_phase: phase == "online", once=True)
         with pytest.raises(StopRequested):
             job_mod.run_one(control, tmp_path, threads=1)
     job_mod.run_one(control, tmp_path, threads=1)
