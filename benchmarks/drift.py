@@ -50,14 +50,13 @@ def config_drift(stored: Any, current: Any, ignore: Iterable[str] = ()) -> list[
     are the same computation. ``current``: the config the code builds now (the dataclass; a
     plain dict is compared as it is, with no defaults). A field absent from ``stored`` counts as
     its default (it was added since, keeping the old behaviour there); one absent from
-    ``current`` (removed from the code) is always reported. Top-level fields named in ``ignore``
-    (the cost model's ``seed``) are left out on both sides."""
+    ``current`` (removed from the code) is always reported. Fields named in ``ignore`` (dotted,
+    e.g. the cost model's ``seed``; a section's name leaves out all of it) are left out on both sides."""
     defaults = field_defaults(current)
     current = config_dict(current) if dataclasses.is_dataclass(current) and not isinstance(current, type) else current
-    if ignore and isinstance(stored, dict) and isinstance(current, dict):
-        stored = {k: v for k, v in stored.items() if k not in ignore}
-        current = {k: v for k, v in current.items() if k not in ignore}
     was, now = rec.flat_fields(rec.to_jsonable(stored)), rec.flat_fields(rec.to_jsonable(current))
+    if ignore:
+        was, now = _without(was, ignore), _without(now, ignore)
     lines = []
     for name in sorted(set(was) | set(now)):
         if name not in now:
@@ -71,3 +70,9 @@ def config_drift(stored: Any, current: Any, ignore: Iterable[str] = ()) -> list[
         elif was[name] != now[name]:
             lines.append(f"{name}: {was[name]!r} on disk, {now[name]!r} now")
     return lines
+
+
+def _without(fields: dict[str, Any], ignore: Iterable[str]) -> dict[str, Any]:
+    """``fields`` (dotted name -> value) less those named in ``ignore`` or inside a section it names."""
+    names = tuple(ignore)
+    return {k: v for k, v in fields.items() if not any(k == n or k.startswith(n + ".") for n in names)}

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import matched_updates as matched
 from benchmarks import records as rec
 from benchmarks.experiments import RunSpec
 from benchmarks.job import config_drift
+from benchmarks.methods import UPDATE_TWINS
 
 UNKNOWN_CPU = "unknown CPU"  # records made before environment.json kept the CPU model
 
@@ -43,6 +45,13 @@ class TimedRun:
     core_seconds: float
     cpu_model: str
     spec: RunSpec | None = None  # what was asked (None where the record does not say): the model prices it too
+
+
+def unpriced_fields(method: str) -> tuple[str, ...]:
+    """Config fields two runs of one computation may differ in: the seed, and for an
+    update-matched run the online updates it takes from its twin's record when it starts (the
+    config built before then holds the default)."""
+    return ("seed", matched.FIELD) if method in UPDATE_TWINS else ("seed",)
 
 
 def without_seed(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,12 +88,12 @@ def _spec_or_none(d: Mapping[str, Any]) -> RunSpec | None:
 def matching(timed: Mapping[Computation, list[TimedRun]], spec: RunSpec, config: Any,
              from_shared_pretraining: bool, cpu_model: str | None = None) -> list[TimedRun]:
     """The timed runs of the computation ``spec`` (with ``config``, the config the code builds
-    for it) makes, their seeds aside;
+    for it) makes, their seeds (and a matched run's count taken from its twin) aside;
     only those timed on ``cpu_model`` (the CPU the runs will have) where there are any, since the
     same run's cost differs by CPU model (2026-11-27: a Fig. 10 run ~13 min on the Xeon, ~17-21
     on the AMD EPYC)."""
     key = Computation(spec.method, spec.dataset, tuple(spec.g_eval_sweep), from_shared_pretraining)
-    same = [t for t in timed.get(key, []) if not config_drift(t.config, config, ignore=("seed",))]
+    same = [t for t in timed.get(key, []) if not config_drift(t.config, config, ignore=unpriced_fields(spec.method))]
     here = [t for t in same if t.cpu_model == cpu_model]
     return here or same
 

@@ -116,3 +116,12 @@ def test_a_plain_dict_is_compared_as_it_is():
     """Without a dataclass there are no defaults: a missing field is drift."""
     assert config_drift({"a": {"b": 1}}, {"a": {"b": 1}}) == []
     assert config_drift({"a": {}}, {"a": {"b": 1}}) != []
+
+
+def test_ignored_fields_are_left_out_by_dotted_name_or_section():
+    stored = asdict(Planted(rate=0.1, steps=7, part=Part(width=3)))
+    assert config_drift(stored, Planted(), ignore=("rate", "steps", "part.width")) == []
+    assert config_drift(stored, Planted(), ignore=("rate", "steps", "part")) == []
+    assert [line.split(":")[0] for line in config_drift(stored, Planted(), ignore=("part.planted", "rate"))] == [
+        "part.width", "steps"]
+    assert config_drift(stored, Planted(), ignore=("par",)) != []  # a prefix of a name is not its section

@@ -123,6 +123,29 @@ def test_runs_that_start_from_shared_pretraining_are_priced_only_by_their_like(t
     assert not measured_cost.matching(timed, control, spec_config(control), False)
 
 
+def test_an_update_matched_run_is_priced_by_its_like_whatever_count_its_twin_gave_it(tmp_path):
+    """An update-matched control's config.json holds its twin's online updates, set when it
+    started; the config built for a control not yet started holds the default. Complete controls
+    price it all the same; a change in any other field still makes another computation."""
+    control = _spec(0, method="odt-control-matched")
+    ran = config_dict(spec_config(control))
+    ran["online"]["online_updates"] = 1234
+    _write_run(tmp_path, control, 60.0, pretraining_from="odt__x", config=ran)
+    timed = measured_cost.timed_runs(tmp_path, "cpu")
+    waiting = _spec(1, method="odt-control-matched")
+    assert [t.core_seconds for t in measured_cost.matching(timed, waiting, spec_config(waiting), True)] == [60.0]
+    other = _spec(1, method="odt-control-matched", overrides=(("pretrain_updates", 5000),))
+    assert not measured_cost.matching(timed, other, spec_config(other), True)
+    # for a run that sets its own online updates the count is part of the computation
+    odt_ran = config_dict(spec_config(_spec(0, method="odt")))
+    _write_run(tmp_path / "b", _spec(0, method="odt"), 60.0, config=odt_ran)
+    odt_ran["online"]["online_updates"] = 1234
+    _write_run(tmp_path / "b", _spec(2, method="odt"), 90.0, config=odt_ran)
+    odt = _spec(1, method="odt")
+    timed = measured_cost.timed_runs(tmp_path / "b", "cpu")
+    assert [t.core_seconds for t in measured_cost.matching(timed, odt, spec_config(odt), False)] == [60.0]
+
+
 def test_runs_timed_on_the_cpu_that_will_run_are_preferred(tmp_path):
     """The same run costs differently on another CPU model: where some runs were timed on the CPU
     the launch will use, only they price it; where none were, all of them do."""

@@ -200,7 +200,7 @@ def calibration(timed: dict[measured_cost.Computation, list[measured_cost.TimedR
             continue
         for t in runs:
             cfg = config_or_none(t.spec) if t.spec is not None else None
-            if cfg is None or config_drift(t.config, cfg, ignore=("seed",)):
+            if cfg is None or config_drift(t.config, cfg, ignore=measured_cost.unpriced_fields(key.method)):
                 continue
             try:
                 model = model_seconds(key.method, cfg, key.dataset, key.from_shared_pretraining)
