@@ -74,6 +74,7 @@ class Checkpoint:
     mtime: float
     counters: dict
     pretraining_from: str | None  # the run whose pretraining this one started from (None: its own)
+    inherited_counters: dict | None = None  # that run's time counters at the switch (job.Attempt)
 
 
 def latest_checkpoints(directory: Path, cache: dict | None = None, n: int = 2) -> list[Checkpoint]:
@@ -116,7 +117,7 @@ def _read_checkpoint(path: Path, mtime: float) -> Checkpoint:
     import torch
     state = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
     counters = dict((state.get("agent") or {}).get("counters") or {})
-    return Checkpoint(path, mtime, counters, state.get("pretraining_from"))
+    return Checkpoint(path, mtime, counters, state.get("pretraining_from"), state.get("inherited_counters"))
 
 
 def lock_held(directory: Path) -> bool:

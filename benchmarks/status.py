@@ -290,19 +290,28 @@ class Pricing:
 
 
 def _spent(run: _Run) -> tuple[float | None, float | None, float]:
-    """(wall seconds, CPU seconds, core-seconds spent) from the record or the newest checkpoint."""
+    """(wall seconds, CPU seconds, core-seconds spent) from the record or the newest checkpoint;
+    for a run that started from another's pretraining, its own part where the counters the other
+    run left it are known (``inherited_counters``)."""
     if run.status == "complete" and run.record is not None:
-        counters = run.record.get("counters") or {}
-        wall, cpu = counters.get("wall_time"), counters.get("cpu_time")
+        counters, inherited = run.record.get("counters") or {}, run.record.get("inherited_counters") or {}
         fallback = rec.core_seconds(run.record, _attempts(run.entry.directory))
     else:
         ckpt = run.progress.checkpoint
         counters = ckpt.counters if ckpt is not None else {}
-        wall, cpu, fallback = counters.get("wall_time"), counters.get("cpu_time"), None
-    wall = float(wall) if isinstance(wall, (int, float)) else None
-    cpu = float(cpu) if isinstance(cpu, (int, float)) and cpu > 0 else None
+        inherited = (ckpt.inherited_counters if ckpt is not None else None) or {}
+        fallback = None
+    wall, cpu = (_own(counters.get(k), inherited.get(k)) for k in ("wall_time", "cpu_time"))
+    cpu = cpu if cpu is not None and cpu > 0 else None
     spent = cpu if cpu is not None else fallback if fallback is not None else (wall or 0.0) * run.threads
     return wall, cpu, spent
+
+
+def _own(total: Any, inherited: Any) -> float | None:
+    """A time counter less what another run's pretraining put in it (None: no reading)."""
+    if not isinstance(total, (int, float)):
+        return None
+    return float(total) - (float(inherited) if isinstance(inherited, (int, float)) else 0.0)
 
 
 def _left(run: _Run, state: str, follower: bool, pricing: Pricing | None) -> tuple[float | None, float | None, str]:

@@ -37,14 +37,15 @@ def _row(phase: str, updates: int, samples: int, score: float) -> dict:
 
 
 def _checkpoint(directory: Path, updates: int, samples: int, wall: float, cpu: float | None,
-                pretrain_done: bool = True, pretraining_from: str | None = None) -> None:
+                pretrain_done: bool = True, pretraining_from: str | None = None, inherited: dict | None = None) -> None:
     folder = directory / rec.CHECKPOINTS
     folder.mkdir(parents=True, exist_ok=True)
     counters = {"updates": updates, "online_samples": samples, "pretrain_done": pretrain_done, "wall_time": wall}
     if cpu is not None:
         counters["cpu_time"] = cpu
     path = folder / f"ckpt-{updates:012d}.pt"
-    torch.save({"agent": {"counters": counters}, "curve": [], "pretraining_from": pretraining_from}, path)
+    torch.save({"agent": {"counters": counters}, "curve": [], "pretraining_from": pretraining_from,
+                "inherited_counters": inherited}, path)
     path.with_suffix(".sha256").write_text(hashlib.sha256(path.read_bytes()).hexdigest())
 
 
@@ -59,12 +60,14 @@ def _started(root: Path, spec: RunSpec, rows: list[dict] = (), config: dict | No
     return d
 
 
-def _complete(root: Path, spec: RunSpec, updates: int, samples: int, score: float, cpu: float, wall: float) -> Path:
+def _complete(root: Path, spec: RunSpec, updates: int, samples: int, score: float, cpu: float, wall: float,
+              **record) -> Path:
     d = _started(root, spec, [_row("online", updates, samples, score)])
     rec.write_json(d / rec.RECORD, {
         "status": "complete", "run_id": spec.run_id, "spec": spec.to_dict(), "final_score": score,
         "final": _row("online", updates, samples, score), "attempt_seconds": wall + 5,
-        "counters": {"updates": updates, "online_samples": samples, "rounds": 1, "wall_time": wall, "cpu_time": cpu}})
+        "counters": {"updates": updates, "online_samples": samples, "rounds": 1, "wall_time": wall, "cpu_time": cpu},
+        **record})
     return d
 
 
@@ -133,6 +136,23 @@ def test_states_running_waiting_stopped_failed_and_complete(tmp_path, plan):
     assert summary["left_core_h"] == pytest.approx(table["left_core_s"].sum() / 3600) and summary["left_core_h"] > 0
     text = status.format_summary(status.experiment_summary(table))
     assert "online_200k [smoke]: 3 runs: 1 complete, 0 running, 2 to go (1 failed, 1 not started)" in text
+
+
+def test_a_follower_is_charged_only_its_own_time(tmp_path, plan):
+    """A control's counters carry on from its twin's at the switch: the time it spent is its
+    counters less those (kept as ``inherited_counters``), running or complete."""
+    odt, control, _ = plan
+    _complete(tmp_path, odt, 60, 310, 3.0, cpu=200.0, wall=230.0)
+    inherited = {"wall_time": 30.0, "cpu_time": 25.0}
+    d = _started(tmp_path, control, [_row("online", 50, 100, 2.5)])
+    _checkpoint(d, 55, 150, wall=130.0, cpu=105.0, pretraining_from=odt.run_id, inherited=inherited)
+    entries = status.plan_entries(tmp_path, ["online_200k"], "smoke", 1)
+    row = _by_method(status.status_table(tmp_path, entries))["odt-control-matched"]
+    assert (row["wall_s"], row["cpu_s"], row["spent_core_s"]) == (100.0, 80.0, 80.0)
+    _complete(tmp_path, control, 60, 300, 2.0, cpu=185.0, wall=210.0, pretraining_from=odt.run_id,
+              inherited_counters=inherited)
+    row = _by_method(status.status_table(tmp_path, entries))["odt-control-matched"]
+    assert (row["wall_s"], row["cpu_s"], row["spent_core_s"]) == (180.0, 160.0, 160.0)
 
 
 def test_a_run_that_shares_pretraining_waits_on_the_live_run_computing_it(tmp_path):
