@@ -301,7 +301,7 @@ def _spent(run: _Run) -> tuple[float | None, float | None, float]:
         counters = ckpt.counters if ckpt is not None else {}
         inherited = (ckpt.inherited_counters if ckpt is not None else None) or {}
         fallback = None
-    wall, cpu = (_own(counters.get(k), inherited.get(k)) for k in ("wall_time", "cpu_time"))
+    wall, cpu = (_own(counters.get(k), inherited.get(k)) for k in rec.TIME_COUNTERS)
     cpu = cpu if cpu is not None and cpu > 0 else None
     spent = cpu if cpu is not None else fallback if fallback is not None else (wall or 0.0) * run.threads
     return wall, cpu, spent
